@@ -1,0 +1,154 @@
+/* cmd-plugins.c: hqt plugins [--json]: loaded plugins and refused ones. */
+#include "cmd.h"
+#include "json-out.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmd_plugins_exec(struct cmd_ctx *ctx, int argc, char **argv);
+
+const struct cmd_entry cmd_plugins_entry = {
+	.name = "plugins",
+	.usage = "plugins [--json]",
+	.summary = "list loaded harness plugins and refused ones with the reason",
+	.help = "Options:\n"
+		"  --json   one JSON document: {\"loaded\": [...], \"refused\": [...]}\n",
+	.exec = cmd_plugins_exec,
+};
+
+static json_t *
+harness_json(const struct harness *h)
+{
+	struct strv flags = STRV_INIT;
+	struct hqt_binds binds = { NULL, 0 };
+	json_t *o = json_object(), *jb = json_array();
+
+	harness_skip_flags(h, &flags);
+	harness_binds(h, &binds);
+	json_object_set_new(o, "name", json_string_or_null(h->name));
+	json_object_set_new(o, "skip_permission_flags", json_strv(strv_v(&flags)));
+	for (size_t i = 0; i < binds.n; i++) {
+		json_t *b = json_object();
+		json_object_set_new(b, "path", json_string_or_null(binds.v[i].path));
+		json_object_set_new(b, "writable", json_boolean(binds.v[i].flags & HQT_BIND_RW));
+		if (binds.v[i].flags & HQT_BIND_SEED)
+			json_object_set_new(b, "seed", json_true());
+		if (binds.v[i].flags & HQT_BIND_PROTECT)
+			json_object_set_new(b, "protect", json_true());
+		json_array_append_new(jb, b);
+	}
+	json_object_set_new(o, "binds", jb);
+	strv_clear(&flags);
+	binds_clear(&binds);
+	return o;
+}
+
+static int
+print_json(const struct registry *reg)
+{
+	json_t *doc = json_object(), *loaded = json_array(), *refused = json_array();
+
+	for (size_t i = 0; i < reg->nplugins; i++) {
+		const struct plugin *p = &reg->plugins[i];
+		json_t *o = json_object(), *hs = json_array();
+		const struct harness *own = NULL;
+
+		json_object_set_new(o, "name", json_string_or_null(p->desc->name));
+		json_object_set_new(o, "display_name", json_string_or_null(p->desc->display_name));
+		json_object_set_new(o, "file", json_string_or_null(p->file));
+		json_object_set_new(o, "abi", json_string(p->abi));
+		json_object_set_new(o, "captures_session_id",
+				    json_boolean(p->desc->flags & HQT_PLUGIN_CAPTURES_SESSION_ID));
+		for (size_t k = 0; k < reg->nharnesses; k++) {
+			if (reg->harnesses[k].plugin != p)
+				continue;
+			if (strcmp(reg->harnesses[k].name, p->desc->name) == 0)
+				own = &reg->harnesses[k];
+			json_array_append_new(hs, harness_json(&reg->harnesses[k]));
+		}
+		/* A plugin's own flags and binds at the top level, as SPEC §6 shows. */
+		if (own != NULL) {
+			json_t *hj = harness_json(own);
+			json_object_set(o, "skip_permission_flags",
+					json_object_get(hj, "skip_permission_flags"));
+			json_object_set(o, "binds", json_object_get(hj, "binds"));
+			json_decref(hj);
+		} else {
+			json_object_set_new(o, "skip_permission_flags", json_array());
+			json_object_set_new(o, "binds", json_array());
+		}
+		json_object_set_new(o, "harnesses", hs);
+		json_array_append_new(loaded, o);
+	}
+	for (size_t i = 0; i < reg->nrefused; i++) {
+		json_t *o = json_object();
+		json_object_set_new(o, "file", json_string_or_null(reg->refused[i].file));
+		json_object_set_new(o, "reason", json_string_or_null(reg->refused[i].reason));
+		json_array_append_new(refused, o);
+	}
+	json_object_set_new(doc, "loaded", loaded);
+	json_object_set_new(doc, "refused", refused);
+	return json_print(doc) == 0 ? EXIT_OK : EXIT_FAIL;
+}
+
+static void
+print_text(const struct registry *reg, const char *dir)
+{
+	printf("plugin directory: %s\n", dir);
+	for (size_t i = 0; i < reg->nplugins; i++) {
+		const struct plugin *p = &reg->plugins[i];
+		printf("loaded   %-10s %-14s abi %s  %s\n", p->desc->name, p->desc->display_name,
+		       p->abi, p->file);
+		for (size_t k = 0; k < reg->nharnesses; k++) {
+			const struct harness *h = &reg->harnesses[k];
+			struct strv flags = STRV_INIT;
+			char *joined;
+
+			if (h->plugin != p)
+				continue;
+			harness_skip_flags(h, &flags);
+			joined = strv_join_quoted(&flags);
+			printf("         harness %s%s%s\n", h->name,
+			       flags.n ? ", sandboxed adds: " : "", joined);
+			free(joined);
+			strv_clear(&flags);
+		}
+	}
+	for (size_t i = 0; i < reg->nrefused; i++)
+		printf("refused  %s: %s\n", reg->refused[i].file, reg->refused[i].reason);
+	if (reg->nplugins == 0 && reg->nrefused == 0)
+		printf("no plugins found\n");
+}
+
+static int
+cmd_plugins_exec(struct cmd_ctx *ctx, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	bool json = false;
+	int c;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j': json = true; break;
+		case 'h': return cmd_print_help(&cmd_plugins_entry);
+		default: return cmd_usage_error(&cmd_plugins_entry, "unknown option '%s'",
+						argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return cmd_usage_error(&cmd_plugins_entry, "unexpected argument '%s'", argv[optind]);
+	if (cmd_registry(ctx) != 0)
+		return EXIT_FAIL;
+	if (json)
+		return print_json(&ctx->reg);
+	print_text(&ctx->reg, ctx->cfg.plugin_dir);
+	return EXIT_OK;
+}

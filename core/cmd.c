@@ -1,0 +1,133 @@
+/* cmd.c: the command table and what every command shares: messages, lazy
+ * loading of the configuration, the plugin registry and the database. */
+#include "cmd.h"
+#include "db.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+extern const struct cmd_entry cmd_plugins_entry;
+extern const struct cmd_entry cmd_doctor_entry;
+
+const struct cmd_entry *const cmd_table[] = {
+	&cmd_plugins_entry,
+	&cmd_doctor_entry,
+	NULL,
+};
+
+static void
+vmessage(const char *prefix, const char *fmt, va_list ap)
+{
+	char *msg = xvasprintf(fmt, ap);
+
+	fprintf(stderr, "hqt: %s%s\n", prefix, msg);
+	free(msg);
+}
+
+void
+cmd_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmessage("", fmt, ap);
+	va_end(ap);
+}
+
+void
+cmd_warn(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmessage("warning: ", fmt, ap);
+	va_end(ap);
+}
+
+int
+cmd_usage_error(const struct cmd_entry *e, const char *fmt, ...)
+{
+	va_list ap;
+	char *msg;
+
+	va_start(ap, fmt);
+	msg = xvasprintf(fmt, ap);
+	va_end(ap);
+	if (e != NULL)
+		fprintf(stderr, "hqt: %s (usage: hqt %s)\n", msg, e->usage);
+	else
+		fprintf(stderr, "hqt: %s (see 'hqt --help')\n", msg);
+	free(msg);
+	return EXIT_USAGE;
+}
+
+int
+cmd_print_help(const struct cmd_entry *e)
+{
+	printf("usage: hqt %s\n\n%s\n", e->usage, e->summary);
+	if (e->help != NULL)
+		printf("\n%s", e->help);
+	return EXIT_OK;
+}
+
+int
+cmd_config(struct cmd_ctx *ctx)
+{
+	struct strv warnings = STRV_INIT;
+	char *err = NULL;
+
+	if (ctx->cfg_loaded)
+		return 0;
+	if (config_load(&ctx->cfg, &ctx->ov, &warnings, &err) != 0) {
+		for (size_t i = 0; i < warnings.n; i++)
+			cmd_warn("%s", warnings.v[i]);
+		strv_clear(&warnings);
+		cmd_error("%s", err);
+		free(err);
+		return -1;
+	}
+	for (size_t i = 0; i < warnings.n; i++)
+		cmd_warn("%s", warnings.v[i]);
+	strv_clear(&warnings);
+	ctx->cfg_loaded = true;
+	return 0;
+}
+
+int
+cmd_registry(struct cmd_ctx *ctx)
+{
+	char *err = NULL;
+
+	if (ctx->reg_loaded)
+		return 0;
+	if (cmd_config(ctx) != 0)
+		return -1;
+	if (registry_load(&ctx->reg, &ctx->cfg, &err) != 0) {
+		/* Commands still run; they see no harnesses, doctor says why. */
+		cmd_warn("%s", err);
+		free(err);
+	}
+	for (size_t i = 0; i < ctx->reg.warnings.n; i++)
+		cmd_warn("%s", ctx->reg.warnings.v[i]);
+	ctx->reg_loaded = true;
+	return 0;
+}
+
+int
+cmd_db(struct cmd_ctx *ctx)
+{
+	char *err = NULL;
+
+	if (ctx->db != NULL)
+		return 0;
+	if (cmd_config(ctx) != 0)
+		return -1;
+	if (db_open(ctx->cfg.db_path, &ctx->db, &err) != 0) {
+		cmd_error("%s", err);
+		free(err);
+		return -1;
+	}
+	return 0;
+}

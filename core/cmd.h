@@ -1,0 +1,59 @@
+/* cmd.h: the command table; one file per command (cmd-<verb>.c), as tmux does. */
+#ifndef HQT_CMD_H
+#define HQT_CMD_H
+
+#include <stdbool.h>
+
+#include "config.h"
+#include "plugin-host.h"
+#include "util.h"
+
+struct db;
+
+/* Exit codes. */
+#define EXIT_OK     0
+#define EXIT_FAIL   1
+#define EXIT_USAGE  2
+
+/* What every command gets; built once by main, pieces loaded on demand. */
+struct cmd_ctx {
+	struct config_overrides ov;
+	struct config cfg;
+	bool cfg_loaded;
+	struct registry reg;
+	bool reg_loaded;
+	struct db *db;          /* opened by cmd_db() */
+	const char *argv0;
+};
+
+struct cmd_entry {
+	const char *name;       /* "doctor", or "project" */
+	const char *usage;      /* "doctor [--json]" (without "hqt ") */
+	const char *summary;    /* one line for hqt --help */
+	const char *help;       /* the rest of hqt CMD --help, may be NULL */
+	/* argv[0] is the command name; returns an exit code. */
+	int (*exec)(struct cmd_ctx *ctx, int argc, char **argv);
+	bool hidden;            /* not listed by hqt --help (exec-session) */
+};
+
+extern const struct cmd_entry *const cmd_table[];
+
+/* "hqt: ..." on stderr, one line. */
+void cmd_error(const char *fmt, ...) HQT_PRINTF(1, 2);
+void cmd_warn(const char *fmt, ...) HQT_PRINTF(1, 2);
+/* Print "hqt: <msg>" and a pointer to --help; returns EXIT_USAGE. */
+int cmd_usage_error(const struct cmd_entry *e, const char *fmt, ...) HQT_PRINTF(2, 3);
+/* Print e's --help text to stdout; returns EXIT_OK. */
+int cmd_print_help(const struct cmd_entry *e);
+
+/*
+ * Commands parse their options with getopt_long (optind = 0 first, a leading
+ * "+" in shortopts, {"help", no_argument, NULL, 'h'} in longopts, and '?'
+ * turned into cmd_usage_error).  cmd_options_err formats getopt's complaint.
+ */
+/* Lazy loaders; on failure they print the error and return -1. */
+int cmd_config(struct cmd_ctx *ctx);
+int cmd_registry(struct cmd_ctx *ctx);
+int cmd_db(struct cmd_ctx *ctx);
+
+#endif

@@ -1,0 +1,16 @@
+/* json-out.h: printing --json documents (jansson) the same way everywhere. */
+#ifndef HQT_JSON_OUT_H
+#define HQT_JSON_OUT_H
+
+#include <jansson.h>
+
+#include "strv.h"
+
+/* Print one JSON document and a newline to stdout, then drop the reference.
+ * Returns 0, or -1 after an error message. */
+int json_print(json_t *doc);
+/* A JSON string or null for a NULL pointer. */
+json_t *json_string_or_null(const char *s);
+json_t *json_strv(char *const *v);
+
+#endif

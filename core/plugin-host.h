@@ -1,0 +1,106 @@
+/* plugin-host.h: loading harness plugins with dlopen, validating them, and the
+ * registry of harnesses they serve. */
+#ifndef HQT_PLUGIN_HOST_H
+#define HQT_PLUGIN_HOST_H
+
+#include <stdbool.h>
+
+#include "hqt/plugin.h"
+#include "config.h"
+#include "strv.h"
+
+/* The host-owned builders behind the opaque types of plugin.h. */
+struct hqt_cmd {
+	struct strv argv;
+	struct strv env;  /* "NAME=VALUE" */
+	char *cwd;        /* NULL: the project directory */
+};
+
+struct hqt_strlist {
+	struct strv items;
+};
+
+struct bind {
+	char *path;       /* host path, ~ expanded, as given */
+	unsigned flags;   /* HQT_BIND_* */
+};
+
+struct hqt_binds {
+	struct bind *v;
+	size_t n;
+};
+
+struct hqt_error {
+	char *msg;
+};
+
+void cmd_init(struct hqt_cmd *cmd);
+void cmd_clear(struct hqt_cmd *cmd);
+void binds_clear(struct hqt_binds *b);
+void binds_add(struct hqt_binds *b, const char *path, unsigned flags);
+
+/* A loaded plugin. */
+struct plugin {
+	char *file;                       /* absolute path of the .so */
+	void *dl;                         /* dlopen handle */
+	const struct hqt_plugin *desc;    /* static in the plugin */
+	char abi[16];                     /* "1.0", from the descriptor */
+};
+
+/* A plugin that was refused, and why. */
+struct refusal {
+	char *file;
+	char *reason;
+};
+
+/* A harness: a plugin serving one name with one INI section. */
+struct harness {
+	char *name;
+	const struct plugin *plugin;
+	const struct config_section *section; /* may be NULL */
+	struct hqt_ctx ctx;                   /* handed to every plugin call */
+};
+
+struct registry {
+	struct plugin *plugins;
+	size_t nplugins;
+	struct refusal *refused;
+	size_t nrefused;
+	struct harness *harnesses;
+	size_t nharnesses;
+	char *home;                           /* owned; ctx.home points here */
+	struct strv warnings;                 /* e.g. a generic section without command */
+};
+
+/* The host function table every plugin gets. */
+extern const struct hqt_host_api hqt_host_api;
+
+/*
+ * Load the plugins that cfg->plugins_load names from cfg->plugin_dir, then
+ * build the harness registry from them and cfg's [harness.NAME] sections.
+ * Never fails: each bad plugin is recorded in reg->refused with its reason.
+ * Returns -1 with *err only when the plugin directory itself is unusable
+ * (reg is still valid and empty of plugins).
+ */
+int registry_load(struct registry *reg, const struct config *cfg, char **err);
+void registry_free(struct registry *reg);
+
+const struct harness *registry_harness(const struct registry *reg, const char *name);
+
+/* Thin wrappers that call the plugin and turn its hqt_error into *err. */
+int harness_build_spawn(const struct harness *h, const struct hqt_request *req,
+			struct hqt_cmd *out, char **err);
+/* 0 built, 1 spawn fresh instead, -1 error. */
+int harness_build_resume(const struct harness *h, const struct hqt_request *req,
+			 struct hqt_cmd *out, char **err);
+/* 0 with *id malloc'd, 1 the harness picks its own (*id NULL), -1 error. */
+int harness_generate_id(const struct harness *h, char **id, char **err);
+/* 1 found (*id malloc'd), 0 not yet, -1 error. */
+int harness_capture_id(const struct harness *h, const struct hqt_request *req,
+		       char **id, char **err);
+enum hqt_status harness_parse_status(const struct harness *h, const char *screen,
+				     size_t len);
+void harness_skip_flags(const struct harness *h, struct strv *out);
+void harness_binds(const struct harness *h, struct hqt_binds *out);
+
+#endif

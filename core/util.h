@@ -1,0 +1,57 @@
+/* util.h: allocation that never fails, formatted strings, small path helpers. */
+#ifndef HQT_UTIL_H
+#define HQT_UTIL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#if defined(__GNUC__)
+#define HQT_PRINTF(a, b) __attribute__((format(printf, a, b)))
+#define HQT_NORETURN __attribute__((noreturn))
+#else
+#define HQT_PRINTF(a, b)
+#define HQT_NORETURN
+#endif
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* Allocation failure aborts (tmux's xmalloc); all of these return non-NULL. */
+void *xmalloc(size_t size);
+void *xcalloc(size_t nmemb, size_t size);
+void *xreallocarray(void *ptr, size_t nmemb, size_t size);
+char *xstrdup(const char *s);
+char *xstrndup(const char *s, size_t n);
+char *xasprintf(const char *fmt, ...) HQT_PRINTF(1, 2);
+char *xvasprintf(const char *fmt, va_list ap) HQT_PRINTF(1, 0);
+
+/* Replace *errp (freeing the old text) with a formatted message; errp may be NULL. */
+void set_err(char **errp, const char *fmt, ...) HQT_PRINTF(2, 3);
+
+/* "~" and "~/x" expanded against $HOME; anything else copied. Caller frees. */
+char *expand_home(const char *path);
+/* $XDG_DATA_HOME or ~/.local/share, $XDG_CONFIG_HOME or ~/.config. Caller frees. */
+char *xdg_data_home(void);
+char *xdg_config_home(void);
+/* The user's home: $HOME, else the passwd entry. Caller frees; NULL if none. */
+char *user_home(void);
+
+/* mkdir -p with mode for new components; 0 or -1 with errno. */
+int mkdir_p(const char *path, unsigned mode);
+
+/* Parse a decimal long from all of s; 0 on success. */
+int parse_long(const char *s, long *out);
+
+/* Trim blanks at both ends in place; returns s. */
+char *trim(char *s);
+
+/* True when s is non-empty and made only of [a-z0-9_-]. */
+bool valid_name(const char *s);
+
+/* The directory of /proc/self/exe (caller frees), or NULL. */
+char *self_exe(void);
+
+/* Read a whole file (at most max bytes); NULL with errno on failure. */
+char *read_file(const char *path, size_t max, size_t *lenp);
+
+#endif

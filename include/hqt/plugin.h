@@ -1,0 +1,183 @@
+/* hqt plugin ABI: the only hqt header a harness plugin includes. */
+#ifndef HQT_PLUGIN_H
+#define HQT_PLUGIN_H
+
+/*
+ * A plugin is a shared object with one exported function, HQT_PLUGIN_ENTRY,
+ * which returns a static descriptor (struct hqt_plugin) or NULL to refuse
+ * loading (after calling host->set_error).
+ *
+ * Ownership: memory crosses the boundary one way only.  Every string the host
+ * passes in is borrowed for the duration of the call.  Every result goes into
+ * a host-owned object (struct hqt_cmd, struct hqt_strlist, struct hqt_binds,
+ * struct hqt_error) through the functions of struct hqt_host_api, which copy.
+ * Descriptor strings are static.  Nothing is ever freed across the boundary.
+ *
+ * Versioning: a descriptor starts with abi_major, abi_minor and its own
+ * struct_size.  The host refuses a different major or a newer minor; new
+ * fields are only ever appended, and the host reads a field only when
+ * struct_size says the plugin has it.  The host table carries its own
+ * struct_size the same way.
+ */
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define HQT_PLUGIN_ABI_MAJOR 1
+#define HQT_PLUGIN_ABI_MINOR 0
+
+#define HQT_PLUGIN_ENTRY "hqt_plugin_query"
+
+#if defined(__GNUC__)
+#define HQT_PLUGIN_EXPORT __attribute__((visibility("default")))
+#else
+#define HQT_PLUGIN_EXPORT
+#endif
+
+/* Host-owned builders; opaque to plugins. */
+struct hqt_cmd;     /* argv + environment additions + cwd */
+struct hqt_strlist; /* a list of strings */
+struct hqt_binds;   /* host paths to bind into a sandbox */
+struct hqt_error;   /* one line of error text */
+
+enum hqt_status {
+	HQT_STATUS_UNKNOWN = 0, /* cannot tell from the screen */
+	HQT_STATUS_WORKING = 1,
+	HQT_STATUS_WAITING = 2, /* needs the user */
+};
+
+/* Bind flags for bind_add. */
+#define HQT_BIND_RO       0u        /* read-only */
+#define HQT_BIND_RW       (1u << 0) /* writable */
+/*
+ * A file the harness rewrites by rename (e.g. ~/.claude.json): it cannot be
+ * bind-mounted, so the host copies it once into the sandbox's private home
+ * instead.  The path must lie under $HOME.
+ */
+#define HQT_BIND_SEED     (1u << 1)
+/* Re-bound read-only on top of a writable bind (settings the unsandboxed
+ * harness would run later). */
+#define HQT_BIND_PROTECT  (1u << 2)
+
+/* Descriptor flags. */
+/* The harness picks its own session id; the host calls capture_session_id. */
+#define HQT_PLUGIN_CAPTURES_SESSION_ID (1u << 0)
+/*
+ * The plugin serves no harness under its own name; it serves every
+ * [harness.NAME] section of hqt.ini that says "plugin = <its name>".
+ */
+#define HQT_PLUGIN_MULTI               (1u << 1)
+
+/* Everything a plugin call may need about the harness it serves. Borrowed. */
+struct hqt_ctx {
+	const struct hqt_host_api *host;
+	const char *harness;   /* harness name: "claude", or "aider" for generic */
+	const void *section;   /* its [harness.NAME] section; read with host->conf_get */
+	const char *home;      /* the user's $HOME on the host */
+};
+
+/* What to build a command line for. Borrowed for the call. */
+struct hqt_request {
+	size_t struct_size;
+	const char *project_path;       /* absolute, the command's cwd */
+	const char *harness_session_id; /* NULL when not known (yet) */
+	const char *model;              /* NULL: the harness's default */
+	int sandboxed;                  /* 1: add skip-permission flags etc. */
+	unsigned uid;                   /* the user the harness will run as */
+	int64_t spawned_at;             /* unix time of the spawn (capture) */
+};
+
+/* Return values of build_resume and generate_session_id. */
+#define HQT_OK        0
+#define HQT_FRESH     1   /* nothing to resume: the host spawns fresh */
+#define HQT_NONE      1   /* generate_session_id: the harness picks its own */
+#define HQT_ERROR    (-1) /* with host->set_error */
+
+struct hqt_host_api {
+	uint32_t abi_major;
+	uint32_t abi_minor;
+	size_t struct_size;
+
+	void (*argv_push)(struct hqt_cmd *cmd, const char *arg);
+	void (*env_set)(struct hqt_cmd *cmd, const char *name, const char *value);
+	void (*set_cwd)(struct hqt_cmd *cmd, const char *dir);
+
+	void (*list_push)(struct hqt_strlist *list, const char *s);
+	void (*bind_add)(struct hqt_binds *binds, const char *path, unsigned flags);
+
+	void (*set_error)(struct hqt_error *err, const char *fmt, ...)
+#if defined(__GNUC__)
+		__attribute__((format(printf, 2, 3)))
+#endif
+		;
+	/* A diagnostic for the log (e.g. "skipping x.jsonl.zst: ..."). */
+	void (*log)(const struct hqt_ctx *ctx, const char *fmt, ...)
+#if defined(__GNUC__)
+		__attribute__((format(printf, 2, 3)))
+#endif
+		;
+
+	/* A key of the harness's INI section, or NULL when unset. */
+	const char *(*conf_get)(const struct hqt_ctx *ctx, const char *key);
+	/* The same, split on commas with blanks trimmed and ~ expanded; returns
+	 * 1 when the key is set (even to an empty list), 0 when unset. */
+	int (*conf_list)(const struct hqt_ctx *ctx, const char *key,
+			 struct hqt_strlist *out);
+};
+
+struct hqt_plugin {
+	uint32_t abi_major;  /* HQT_PLUGIN_ABI_MAJOR */
+	uint32_t abi_minor;  /* HQT_PLUGIN_ABI_MINOR */
+	size_t struct_size;  /* sizeof(struct hqt_plugin) */
+
+	const char *name;          /* required: [a-z0-9_-], unique */
+	const char *display_name;  /* required */
+	uint32_t flags;            /* HQT_PLUGIN_* */
+
+	/* NULL-terminated keys its [harness.NAME] section may hold (others
+	 * warn); may be NULL. */
+	const char *const *config_keys;
+
+	/* Check the harness's section once at load; 0 or HQT_ERROR. Optional. */
+	int (*configure)(const struct hqt_ctx *ctx, struct hqt_error *err);
+
+	/* Flags appended when sandboxed. Optional. */
+	void (*skip_permission_flags)(const struct hqt_ctx *ctx,
+				      struct hqt_strlist *out);
+	/* Host paths the harness needs inside a sandbox. Optional. */
+	void (*sandbox_binds)(const struct hqt_ctx *ctx, struct hqt_binds *out);
+
+	/* Required. argv, env and cwd of a fresh session. */
+	int (*build_spawn)(const struct hqt_ctx *ctx, const struct hqt_request *req,
+			   struct hqt_cmd *out, struct hqt_error *err);
+	/* Required. HQT_OK, HQT_FRESH (spawn instead) or HQT_ERROR. */
+	int (*build_resume)(const struct hqt_ctx *ctx, const struct hqt_request *req,
+			    struct hqt_cmd *out, struct hqt_error *err);
+
+	/* Optional. Write a new id into buf; HQT_OK, HQT_NONE or HQT_ERROR. */
+	int (*generate_session_id)(const struct hqt_ctx *ctx, char *buf, size_t len,
+				   struct hqt_error *err);
+	/* Optional. 1 found (id in buf), 0 not yet, HQT_ERROR. */
+	int (*capture_session_id)(const struct hqt_ctx *ctx,
+				  const struct hqt_request *req, char *buf,
+				  size_t len, struct hqt_error *err);
+	/* Optional. The visible pane text, lines separated by '\n'. */
+	enum hqt_status (*parse_status)(const struct hqt_ctx *ctx,
+					const char *screen, size_t len);
+};
+
+typedef const struct hqt_plugin *(*hqt_plugin_query_fn)(const struct hqt_host_api *host,
+						       struct hqt_error *err);
+
+/* Every plugin defines exactly this function. */
+HQT_PLUGIN_EXPORT const struct hqt_plugin *hqt_plugin_query(const struct hqt_host_api *host,
+							    struct hqt_error *err);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* HQT_PLUGIN_H */

@@ -1,0 +1,78 @@
+/* common.h: helpers compiled into every harness plugin (hidden symbols): the
+ * host table, argv tails, screen markers, ids and small file helpers. */
+#ifndef HQT_PLUGIN_COMMON_H
+#define HQT_PLUGIN_COMMON_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hqt/plugin.h"
+
+/* Seconds a harness's file may predate the spawn (clock granularity, races). */
+#define CAPTURE_SLACK 2
+
+/* The host table saved by plugin_init(): plugins reach the host only here. */
+extern const struct hqt_host_api *host;
+
+/* Check the host's table and keep it; 0, or -1 (return NULL from the entry). */
+int plugin_init(const struct hqt_host_api *h, struct hqt_error *err);
+
+/* Allocation failure aborts, as in the host. */
+void *xmalloc_p(size_t size);
+char *printf_p(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/*
+ * Split s on any byte of seps, trim blanks from each item, drop empty ones.
+ * Returns a malloc'd NULL-terminated vector (empty for s NULL); words_free.
+ */
+char **words_split(const char *s, const char *seps);
+void words_free(char **v);
+
+/* 0, or HQT_ERROR when the request cannot be built (a model that would read
+ * as an option, no project). */
+int check_request(const struct hqt_request *req, struct hqt_error *err);
+/*
+ * The part every harness shares after its own words: "<model_flag> <model>"
+ * when a model is asked for, the skip-permission flags when sandboxed, and
+ * the project as cwd.  The plugins append their own skip flags (the same list
+ * their skip_permission_flags reports), so the host never adds them.
+ */
+void push_tail(struct hqt_cmd *out, const struct hqt_request *req,
+	       const char *model_flag, const char *const *skip_flags);
+void push_words(struct hqt_cmd *out, const char *const *words);
+void list_words(struct hqt_strlist *out, const char *const *words);
+
+/*
+ * Screen status from marker lists.  The INI keys working_markers and
+ * waiting_markers (comma separated) replace the defaults when set, even to
+ * nothing.  A marker matches a line containing it, where '*' stands for any
+ * run of characters (so "Yes* proceed" stands in for a comma, which a list
+ * cannot hold); a marker starting with '=' must be the whole line once
+ * blanks, no-break spaces and box edges (│) are trimmed (an empty input box).
+ * Lines are read bottom-first.  A working marker anywhere wins: a harness
+ * keeps its idle input box on screen while it works, but draws its spinner
+ * only while working.
+ */
+enum hqt_status markers_status(const struct hqt_ctx *ctx, const char *screen,
+			       size_t len, const char *const *working,
+			       const char *const *waiting);
+
+/* A fresh lowercase v4 UUID from getrandom; HQT_OK or HQT_ERROR. */
+int uuid_v4(char *buf, size_t len, struct hqt_error *err);
+bool is_uuid(const char *s);
+/* A harness's own id that is safe as an argv word after a flag: [A-Za-z0-9._-],
+ * starting with a letter or digit. */
+bool id_ok(const char *s);
+/* Copy a found id into the host's buffer: 1, or HQT_ERROR if it does not fit. */
+int id_copy(const char *id, char *buf, size_t len, struct hqt_error *err);
+
+/* "~" and "~/x" against ctx->home; anything else copied.  Caller frees. */
+char *home_path(const struct hqt_ctx *ctx, const char *path);
+/* True when two paths name the same directory (equal, or equal realpaths). */
+bool same_dir(const char *a, const char *b);
+/* Of a regular file: 0 with its mtime and birth time (the mtime where the
+ * filesystem keeps none), else -1. */
+int file_times(const char *path, int64_t *mtime, int64_t *born);
+
+#endif

@@ -1,0 +1,361 @@
+/* support.c: helpers shared by the Criterion tests. */
+#include "support.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static void
+die(const char *what)
+{
+	fprintf(stderr, "test support: %s: %s\n", what, strerror(errno));
+	abort();
+}
+
+char *
+fmt(const char *f, ...)
+{
+	va_list ap;
+	char *s;
+
+	va_start(ap, f);
+	if (vasprintf(&s, f, ap) < 0)
+		die("vasprintf");
+	va_end(ap);
+	return s;
+}
+
+static const char *
+env_or_die(const char *name)
+{
+	const char *v = getenv(name);
+
+	if (v == NULL) {
+		fprintf(stderr, "test support: $%s unset (run through ctest)\n", name);
+		abort();
+	}
+	return v;
+}
+
+const char *hqt_bin(void) { return env_or_die("HQT_BIN"); }
+const char *source_dir(void) { return env_or_die("HQT_SOURCE_DIR"); }
+const char *build_dir(void) { return env_or_die("HQT_BUILD_DIR"); }
+
+char *
+tmpdir_new(void)
+{
+	char *t = strdup("/tmp/hqt-test-XXXXXX");
+
+	if (t == NULL || mkdtemp(t) == NULL)
+		die("mkdtemp");
+	return t;
+}
+
+static int
+rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st; (void)ftw;
+	if (flag == FTW_DP)
+		return rmdir(path) == 0 || errno == ENOENT ? 0 : 0;
+	return unlink(path) == 0 || errno == ENOENT ? 0 : 0;
+}
+
+void
+rm_rf(const char *path)
+{
+	if (path != NULL)
+		nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static void
+mkdir_parents(const char *path)
+{
+	char *p = strdup(path);
+
+	for (char *s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		mkdir(p, 0755);
+		*s = '/';
+	}
+	free(p);
+}
+
+void
+write_file(const char *path, const char *text, int mode)
+{
+	int fd;
+	size_t len = strlen(text);
+
+	mkdir_parents(path);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode ? mode : 0644);
+	if (fd < 0)
+		die(path);
+	if (write(fd, text, len) != (ssize_t)len)
+		die(path);
+	if (mode)
+		fchmod(fd, (mode_t)mode);
+	close(fd);
+}
+
+char *
+slurp(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	char *buf = NULL;
+	size_t len = 0;
+
+	if (f == NULL)
+		return NULL;
+	FILE *m = open_memstream(&buf, &len);
+	char chunk[4096];
+	size_t n;
+	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+		fwrite(chunk, 1, n, m);
+	fclose(m);
+	fclose(f);
+	return buf;
+}
+
+void
+tenv_set(struct tenv *te, const char *assignment)
+{
+	te->extra = realloc(te->extra, (te->nextra + 2) * sizeof *te->extra);
+	if (te->extra == NULL)
+		die("realloc");
+	te->extra[te->nextra++] = strdup(assignment);
+	te->extra[te->nextra] = NULL;
+}
+
+void
+tenv_init(struct tenv *te, const char *ini_extra)
+{
+	static unsigned counter;
+	char *ini;
+
+	memset(te, 0, sizeof *te);
+	te->root = tmpdir_new();
+	te->home = fmt("%s/home", te->root);
+	te->socket = fmt("hqt-test-%d-%u", (int)getpid(), counter++);
+	mkdir(te->home, 0700);
+	ini = fmt("[hqt]\ntmux_socket = %s\n%s", te->socket, ini_extra ? ini_extra : "");
+	char *path = fmt("%s/.config/hqt/hqt.ini", te->home);
+	write_file(path, ini, 0644);
+	free(path);
+	free(ini);
+	char *v = fmt("HOME=%s", te->home);
+	tenv_set(te, v);
+	free(v);
+	v = fmt("XDG_CONFIG_HOME=%s/.config", te->home);
+	tenv_set(te, v);
+	free(v);
+	v = fmt("XDG_DATA_HOME=%s/.local/share", te->home);
+	tenv_set(te, v);
+	free(v);
+	tenv_set(te, "HQT_CONFIG");
+	tenv_set(te, "HQT_DB");
+	tenv_set(te, "HQT_PLUGIN_DIR");
+	tenv_set(te, "TMUX");
+	tenv_set(te, "TMUX_PANE");
+}
+
+void
+tenv_free(struct tenv *te)
+{
+	struct run r;
+
+	if (te->socket != NULL) {
+		const char *argv[] = { "tmux", "-L", te->socket, "kill-server", NULL };
+		run_argv(&r, te, argv, NULL);
+		run_free(&r);
+	}
+	rm_rf(te->root);
+	free(te->root);
+	free(te->home);
+	free(te->socket);
+	for (size_t i = 0; i < te->nextra; i++)
+		free(te->extra[i]);
+	free(te->extra);
+	memset(te, 0, sizeof *te);
+}
+
+static char **
+build_env(const struct tenv *te)
+{
+	size_t n = 0, cap;
+	char **env;
+
+	for (char **e = environ; *e; e++)
+		n++;
+	cap = n + (te ? te->nextra : 0) + 1;
+	env = calloc(cap, sizeof *env);
+	if (env == NULL)
+		die("calloc");
+	n = 0;
+	for (char **e = environ; *e; e++) {
+		int skip = 0;
+		for (size_t i = 0; te && i < te->nextra; i++) {
+			const char *a = te->extra[i];
+			size_t l = strcspn(a, "=");
+			if (strncmp(*e, a, l) == 0 && (*e)[l] == '=')
+				skip = 1;
+		}
+		if (!skip)
+			env[n++] = *e;
+	}
+	for (size_t i = 0; te && i < te->nextra; i++)
+		if (strchr(te->extra[i], '=') != NULL)
+			env[n++] = te->extra[i];
+	env[n] = NULL;
+	return env;
+}
+
+void
+run_argv(struct run *r, const struct tenv *te, const char *const *argv, const char *input)
+{
+	int out[2], err[2], in[2];
+	posix_spawn_file_actions_t fa;
+	char **env = build_env(te);
+	pid_t pid;
+	char *bufs[2] = { NULL, NULL };
+	size_t lens[2] = { 0, 0 };
+	FILE *ms[2];
+
+	memset(r, 0, sizeof *r);
+	if (pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC) || pipe2(in, O_CLOEXEC))
+		die("pipe");
+	posix_spawn_file_actions_init(&fa);
+	posix_spawn_file_actions_adddup2(&fa, in[0], 0);
+	posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+	posix_spawn_file_actions_adddup2(&fa, err[1], 2);
+	if (posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv, env) != 0) {
+		r->code = 127;
+		r->out = strdup("");
+		r->err = fmt("cannot run %s\n", argv[0]);
+		close(out[0]); close(out[1]); close(err[0]); close(err[1]);
+		close(in[0]); close(in[1]);
+		posix_spawn_file_actions_destroy(&fa);
+		free(env);
+		return;
+	}
+	posix_spawn_file_actions_destroy(&fa);
+	free(env);
+	close(out[1]);
+	close(err[1]);
+	close(in[0]);
+	if (input != NULL) {
+		signal(SIGPIPE, SIG_IGN);
+		size_t len = strlen(input), off = 0;
+		while (off < len) {
+			ssize_t w = write(in[1], input + off, len - off);
+			if (w <= 0)
+				break;
+			off += (size_t)w;
+		}
+	}
+	close(in[1]);
+	ms[0] = open_memstream(&bufs[0], &lens[0]);
+	ms[1] = open_memstream(&bufs[1], &lens[1]);
+	struct pollfd p[2] = { { out[0], POLLIN, 0 }, { err[0], POLLIN, 0 } };
+	int open_fds = 2;
+	while (open_fds > 0) {
+		if (poll(p, 2, -1) < 0) {
+			if (errno == EINTR)
+				continue;
+			die("poll");
+		}
+		for (int i = 0; i < 2; i++) {
+			if (p[i].fd < 0 || !p[i].revents)
+				continue;
+			char chunk[8192];
+			ssize_t n = read(p[i].fd, chunk, sizeof chunk);
+			if (n > 0)
+				fwrite(chunk, 1, (size_t)n, ms[i]);
+			else {
+				close(p[i].fd);
+				p[i].fd = -1;
+				open_fds--;
+			}
+		}
+	}
+	fclose(ms[0]);
+	fclose(ms[1]);
+	r->out = bufs[0];
+	r->err = bufs[1];
+	int st;
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	r->code = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+static void
+run_va(struct run *r, const struct tenv *te, const char *first[], size_t nfirst, va_list ap)
+{
+	const char *argv[256];
+	size_t n = 0;
+	const char *a;
+
+	for (size_t i = 0; i < nfirst; i++)
+		argv[n++] = first[i];
+	while ((a = va_arg(ap, const char *)) != NULL && n < 255)
+		argv[n++] = a;
+	argv[n] = NULL;
+	run_argv(r, te, argv, NULL);
+}
+
+void
+run_hqt(struct run *r, const struct tenv *te, ...)
+{
+	va_list ap;
+	const char *first[] = { hqt_bin() };
+
+	va_start(ap, te);
+	run_va(r, te, first, 1, ap);
+	va_end(ap);
+}
+
+void
+run_tmux(struct run *r, const struct tenv *te, ...)
+{
+	va_list ap;
+	const char *first[] = { "tmux", "-L", te->socket };
+
+	va_start(ap, te);
+	run_va(r, te, first, 3, ap);
+	va_end(ap);
+}
+
+void
+run_free(struct run *r)
+{
+	free(r->out);
+	free(r->err);
+	memset(r, 0, sizeof *r);
+}
+
+int
+wait_for(int (*pred)(void *), void *arg, int timeout_ms)
+{
+	struct timespec ts = { 0, 50 * 1000 * 1000 };
+	int v;
+
+	for (int waited = 0;; waited += 50) {
+		if ((v = pred(arg)) || waited >= timeout_ms)
+			return v;
+		nanosleep(&ts, NULL);
+	}
+}

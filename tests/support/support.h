@@ -1,0 +1,59 @@
+/* support.h: helpers shared by the Criterion tests: temporary homes, running
+ * the built hqt binary and other commands, files. */
+#ifndef HQT_TEST_SUPPORT_H
+#define HQT_TEST_SUPPORT_H
+
+#include <stddef.h>
+
+struct run {
+	int code;   /* exit status, or 128+signal */
+	char *out;  /* all of stdout, NUL-terminated */
+	char *err;  /* all of stderr */
+};
+
+/*
+ * A throw-away user: HOME, XDG_CONFIG_HOME, XDG_DATA_HOME and a private tmux
+ * socket name under a fresh directory, so tests never touch the real user's
+ * files or tmux server.
+ */
+struct tenv {
+	char *root;        /* the temporary directory (removed by tenv_free) */
+	char *home;        /* root/home */
+	char *socket;      /* unique tmux -L name */
+	char **extra;      /* NULL-terminated "NAME=VALUE" (or "NAME" to unset) */
+	size_t nextra;
+};
+
+/* Create a throw-away user; writes $HOME/.config/hqt/hqt.ini with
+ * tmux_socket set to the private socket, plus `ini_extra` appended. */
+void tenv_init(struct tenv *te, const char *ini_extra);
+/* Kill the private tmux server and remove the tree. */
+void tenv_free(struct tenv *te);
+/* Set (NAME=VALUE) or unset (NAME) a variable for commands run with te. */
+void tenv_set(struct tenv *te, const char *assignment);
+
+/* Run argv (argv[0] looked up in PATH) in te's environment; stdin from
+ * input (or /dev/null when NULL).  Always returns; r->code holds the exit. */
+void run_argv(struct run *r, const struct tenv *te, const char *const *argv,
+	      const char *input);
+/* Run the built hqt with the given arguments (NULL-terminated). */
+void run_hqt(struct run *r, const struct tenv *te, ...);
+/* Run `tmux -L <te->socket> ...` (NULL-terminated arguments). */
+void run_tmux(struct run *r, const struct tenv *te, ...);
+void run_free(struct run *r);
+
+/* Paths from the ctest environment. */
+const char *hqt_bin(void);
+const char *source_dir(void);
+const char *build_dir(void);
+
+char *tmpdir_new(void);                 /* mkdtemp; caller frees and rm_rf's */
+void rm_rf(const char *path);
+void write_file(const char *path, const char *text, int mode); /* mkdir -p parent */
+char *slurp(const char *path);          /* NULL if missing */
+char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
+
+/* Poll until pred(arg) is true or timeout_ms elapsed; returns pred's last value. */
+int wait_for(int (*pred)(void *), void *arg, int timeout_ms);
+
+#endif

@@ -1,0 +1,269 @@
+/* test-plugin-host.c: real bad plugins, one per refusal reason, loaded beside
+ * the good ones with dlopen: each refused with its reason, the rest loaded. */
+#include <criterion/criterion.h>
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "plugin-host.h"
+#include "support.h"
+#include "util.h"
+
+static char *dir;
+
+static void
+copy(const char *from, const char *to, mode_t mode)
+{
+	int in = open(from, O_RDONLY | O_CLOEXEC), out;
+	char buf[65536];
+	ssize_t n;
+
+	cr_assert(in >= 0, "open %s", from);
+	out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	cr_assert(out >= 0, "open %s", to);
+	while ((n = read(in, buf, sizeof buf)) > 0)
+		cr_assert(write(out, buf, (size_t)n) == n);
+	close(in);
+	close(out);
+	cr_assert(chmod(to, mode) == 0);
+}
+
+static void
+add_fixture(const char *name, const char *as, mode_t mode)
+{
+	char *from = fmt("%s/%s.so", getenv("HQT_FIXTURE_DIR"), name);
+	char *to = fmt("%s/%s.so", dir, as ? as : name);
+
+	copy(from, to, mode);
+	free(from);
+	free(to);
+}
+
+static void
+add_shipped(const char *name)
+{
+	char *from = fmt("%s/%s.so", getenv("HQT_TEST_PLUGIN_DIR"), name);
+	char *to = fmt("%s/%s.so", dir, name);
+
+	copy(from, to, 0755);
+	free(from);
+	free(to);
+}
+
+static void
+setup(void)
+{
+	dir = tmpdir_new();
+	chmod(dir, 0755);
+}
+
+static void
+teardown(void)
+{
+	rm_rf(dir);
+	free(dir);
+}
+
+static void
+load(struct registry *reg, struct config *cfg, const char *names)
+{
+	char *err = NULL;
+
+	memset(cfg, 0, sizeof *cfg);
+	cfg->plugin_dir = xstrdup(dir);
+	strv_split(&cfg->plugins_load, names, ',', 0);
+	cr_assert_eq(registry_load(reg, cfg, &err), 0, "registry_load: %s", err);
+}
+
+static const char *
+refusal(const struct registry *reg, const char *file)
+{
+	char *path = fmt("%s/%s", dir, file);
+	const char *why = NULL;
+
+	for (size_t i = 0; i < reg->nrefused; i++)
+		if (strcmp(reg->refused[i].file, path) == 0)
+			why = reg->refused[i].reason;
+	free(path);
+	return why;
+}
+
+static bool
+loaded(const struct registry *reg, const char *name)
+{
+	for (size_t i = 0; i < reg->nplugins; i++)
+		if (strcmp(reg->plugins[i].desc->name, name) == 0)
+			return true;
+	return false;
+}
+
+TestSuite(plugin_host, .init = setup, .fini = teardown);
+
+Test(plugin_host, every_bad_fixture_refused_with_its_reason_good_ones_load)
+{
+	static const struct { const char *file, *reason; } bad[] = {
+		{ "undefined-symbol.so", "dlopen failed: " },
+		{ "no-entry.so", "no entry symbol hqt_plugin_query" },
+		{ "null-entry.so", "entry returned NULL: this fixture always refuses" },
+		{ "major.so", "ABI major version 2, this hqt has 1" },
+		{ "minor.so", "ABI version 1.1 is newer than this hqt's 1.0" },
+		{ "small.so", "descriptor too small" },
+		{ "empty-name.so", "required field 'name' is NULL or empty" },
+		{ "no-spawn.so", "required field 'build_spawn' is NULL or empty" },
+		{ "zz-dup-claude.so", "duplicate harness name 'claude' (already loaded from " },
+		{ "group-writable.so", "writable by group" },
+		{ "world-writable.so", "writable by others" },
+		{ "directory.so", "not a regular file" },
+		{ "garbage.so", "dlopen failed: " },
+	};
+	struct registry reg;
+	struct config cfg;
+	char *sub = fmt("%s/directory.so", dir), *junk = fmt("%s/garbage.so", dir);
+
+	add_shipped("claude");
+	add_shipped("codex");
+	add_shipped("kiro");
+	add_shipped("generic");
+	add_fixture("good", NULL, 0755);
+	for (size_t i = 0; i < 9; i++) {
+		char *name = xstrndup(bad[i].file, strlen(bad[i].file) - 3);
+		add_fixture(strncmp(name, "zz-", 3) == 0 ? name + 3 : name, name, 0755);
+		free(name);
+	}
+	add_fixture("good", "group-writable", 0775);
+	add_fixture("good", "world-writable", 0757);
+	cr_assert(mkdir(sub, 0755) == 0);
+	write_file(junk, "this is not an ELF file\n", 0755);
+
+	load(&reg, &cfg, "*");
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		const char *why = refusal(&reg, bad[i].file);
+		cr_assert_not_null(why, "%s was not refused", bad[i].file);
+		cr_expect(strstr(why, bad[i].reason) != NULL, "%s: got '%s', want '%s'",
+			  bad[i].file, why, bad[i].reason);
+	}
+	cr_expect_eq(reg.nrefused, sizeof bad / sizeof bad[0]);
+	cr_expect(loaded(&reg, "claude"));
+	cr_expect(loaded(&reg, "codex"));
+	cr_expect(loaded(&reg, "kiro"));
+	cr_expect(loaded(&reg, "generic"));
+	cr_expect(loaded(&reg, "fixture_good"));
+	cr_expect_eq(reg.nplugins, 5);
+	/* The host is unharmed: a loaded plugin still builds its command. */
+	const struct harness *h = registry_harness(&reg, "fixture_good");
+	cr_assert_not_null(h);
+	struct hqt_request req = { sizeof req, "/srv/p", NULL, NULL, 0, 0, 0 };
+	struct hqt_cmd cmd;
+	char *err = NULL;
+	cmd_init(&cmd);
+	cr_assert_eq(harness_build_spawn(h, &req, &cmd, &err), 0);
+	cr_expect_str_eq(cmd.argv.v[0], "true");
+	cr_expect_str_eq(cmd.cwd, "/srv/p");
+	cmd_clear(&cmd);
+	registry_free(&reg);
+	config_free(&cfg);
+	free(sub);
+	free(junk);
+}
+
+Test(plugin_host, foreign_owner_refused)
+{
+	struct registry reg;
+	struct config cfg;
+	char *path = fmt("%s/foreign.so", dir);
+
+	if (geteuid() != 0)
+		cr_skip_test("needs root to give a file to another user");
+	add_fixture("good", "foreign", 0755);
+	cr_assert(chown(path, 12345, 12345) == 0);
+	load(&reg, &cfg, "*");
+	cr_assert_not_null(refusal(&reg, "foreign.so"));
+	cr_expect(strstr(refusal(&reg, "foreign.so"), "owned by uid 12345, neither root nor the user"));
+	registry_free(&reg);
+	config_free(&cfg);
+	free(path);
+}
+
+Test(plugin_host, unsafe_directory_refuses_every_plugin)
+{
+	struct registry reg;
+	struct config cfg;
+
+	add_shipped("claude");
+	cr_assert(chmod(dir, 0777) == 0);
+	load(&reg, &cfg, "*");
+	cr_expect_eq(reg.nplugins, 0);
+	cr_assert_eq(reg.nrefused, 1);
+	cr_expect_str_eq(reg.refused[0].reason, "plugin directory is writable by others");
+	registry_free(&reg);
+	config_free(&cfg);
+}
+
+Test(plugin_host, load_by_name_and_missing_name)
+{
+	struct registry reg;
+	struct config cfg;
+
+	add_shipped("claude");
+	add_shipped("codex");
+	load(&reg, &cfg, "claude, nosuch");
+	cr_expect(loaded(&reg, "claude"));
+	cr_expect(!loaded(&reg, "codex"));
+	cr_assert_eq(reg.nrefused, 1);
+	cr_expect(strstr(reg.refused[0].reason, "No such file") != NULL, "%s",
+		  reg.refused[0].reason);
+	registry_free(&reg);
+	config_free(&cfg);
+}
+
+Test(plugin_host, missing_directory_is_an_error)
+{
+	struct registry reg;
+	struct config cfg;
+	char *err = NULL;
+
+	memset(&cfg, 0, sizeof cfg);
+	cfg.plugin_dir = fmt("%s/nope", dir);
+	strv_push(&cfg.plugins_load, "*");
+	cr_assert_eq(registry_load(&reg, &cfg, &err), -1);
+	cr_expect(strstr(err, "No such file or directory") != NULL, "%s", err);
+	free(err);
+	registry_free(&reg);
+	config_free(&cfg);
+}
+
+Test(plugin_host, out_of_tree_example_builds_with_pkg_config_and_loads)
+{
+	struct registry reg;
+	struct config cfg;
+	struct run r;
+	char *src = fmt("%s/examples/hello-plugin", source_dir());
+	char *work = fmt("%s/hello", dir);
+	char *pc = fmt("PKG_CONFIG_PATH=%s/pkgconfig", build_dir());
+	const char *cp[] = { "cp", "-r", src, work, NULL };
+	const char *mk[] = { "make", "-s", "-C", work, NULL };
+	struct tenv te = { 0 };
+
+	run_argv(&r, NULL, cp, NULL);
+	cr_assert_eq(r.code, 0, "%s", r.err);
+	run_free(&r);
+	tenv_set(&te, pc);
+	run_argv(&r, &te, mk, NULL);
+	cr_assert_eq(r.code, 0, "make failed: %s%s", r.out, r.err);
+	run_free(&r);
+	char *so = fmt("%s/hello.so", work), *dst = fmt("%s/hello.so", dir);
+	copy(so, dst, 0755);
+	load(&reg, &cfg, "*");
+	cr_assert(loaded(&reg, "hello"), "refused: %s",
+		  reg.nrefused ? reg.refused[0].reason : "-");
+	registry_free(&reg);
+	config_free(&cfg);
+	for (size_t i = 0; i < te.nextra; i++)
+		free(te.extra[i]);
+	free(te.extra);
+	free(so); free(dst); free(src); free(work); free(pc);
+}
