@@ -8,10 +8,28 @@
 #include <stdlib.h>
 #include <string.h>
 
+extern const struct cmd_entry cmd_new_entry;
+extern const struct cmd_entry cmd_list_entry;
+extern const struct cmd_entry cmd_show_entry;
+extern const struct cmd_entry cmd_attach_entry;
+extern const struct cmd_entry cmd_resume_entry;
+extern const struct cmd_entry cmd_kill_entry;
+extern const struct cmd_entry cmd_rm_entry;
+extern const struct cmd_entry cmd_project_entry;
+extern const struct cmd_entry cmd_exec_session_entry;
 extern const struct cmd_entry cmd_plugins_entry;
 extern const struct cmd_entry cmd_doctor_entry;
 
 const struct cmd_entry *const cmd_table[] = {
+	&cmd_new_entry,
+	&cmd_list_entry,
+	&cmd_show_entry,
+	&cmd_attach_entry,
+	&cmd_resume_entry,
+	&cmd_kill_entry,
+	&cmd_rm_entry,
+	&cmd_project_entry,
+	&cmd_exec_session_entry,
 	&cmd_plugins_entry,
 	&cmd_doctor_entry,
 	NULL,
@@ -130,4 +148,30 @@ cmd_db(struct cmd_ctx *ctx)
 		return -1;
 	}
 	return 0;
+}
+
+int
+cmd_tmux(struct cmd_ctx *ctx)
+{
+	if (ctx->tmux_ready)
+		return 0;
+	if (cmd_config(ctx) != 0)
+		return -1;
+	tmux_init(&ctx->tmux, ctx->cfg.tmux_socket, ctx->cfg.tmux_session);
+	ctx->tmux_ready = true;
+	return 0;
+}
+
+void
+cmd_ctx_free(struct cmd_ctx *ctx)
+{
+	db_close(ctx->db);
+	ctx->db = NULL;
+	if (ctx->tmux_ready)
+		tmux_free(&ctx->tmux);
+	ctx->tmux_ready = false;
+	registry_free(&ctx->reg);
+	ctx->reg_loaded = false;
+	config_free(&ctx->cfg);
+	ctx->cfg_loaded = false;
 }

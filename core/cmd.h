@@ -6,6 +6,7 @@
 
 #include "config.h"
 #include "plugin-host.h"
+#include "tmux.h"
 #include "util.h"
 
 struct db;
@@ -23,6 +24,8 @@ struct cmd_ctx {
 	struct registry reg;
 	bool reg_loaded;
 	struct db *db;          /* opened by cmd_db() */
+	struct tmux tmux;       /* set up by cmd_tmux() */
+	bool tmux_ready;
 	const char *argv0;
 };
 
@@ -55,5 +58,8 @@ int cmd_print_help(const struct cmd_entry *e);
 int cmd_config(struct cmd_ctx *ctx);
 int cmd_registry(struct cmd_ctx *ctx);
 int cmd_db(struct cmd_ctx *ctx);
+int cmd_tmux(struct cmd_ctx *ctx);
+/* Release everything the loaders loaded. */
+void cmd_ctx_free(struct cmd_ctx *ctx);
 
 #endif

@@ -59,6 +59,13 @@ int config_load(struct config *cfg, const struct config_overrides *ov,
 int config_parse_string(struct config *cfg, const char *text, const char *name,
 			struct strv *warnings, char **err);
 
+/*
+ * The system-wide files tried after $XDG_CONFIG_HOME/hqt/hqt.ini, in order,
+ * NULL-terminated: /etc/hqt/hqt.ini, then HQT_SYSCONFDIR/hqt/hqt.ini.  Tests
+ * point it elsewhere so a machine's own file cannot change their outcome.
+ */
+extern const char *const *config_system_files;
+
 /* Built-in defaults only (no file, no environment). */
 void config_defaults(struct config *cfg);
 

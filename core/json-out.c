@@ -1,6 +1,8 @@
 /* json-out.c: printing --json documents the same way everywhere. */
 #include "json-out.h"
 #include "cmd.h"
+#include "db.h"
+#include "session.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -54,4 +56,33 @@ json_strv(char *const *v)
 	for (; v != NULL && *v != NULL; v++)
 		json_array_append_new(a, json_string_or_null(*v));
 	return a;
+}
+
+json_t *
+json_session(const struct db_session *s, const char *status, char *const *argv)
+{
+	json_t *o = json_object(), *sb = json_null();
+	char window[32];
+	bool fs_rw, net;
+
+	if (session_sandbox(s, &fs_rw, &net) == 1) {
+		sb = json_object();
+		json_object_set_new(sb, "fs", json_string(fs_rw ? "rw" : "ro"));
+		json_object_set_new(sb, "net", json_boolean(net));
+	}
+	snprintf(window, sizeof window, "hqt-%lld", s->id);
+	json_object_set_new(o, "id", json_integer(s->id));
+	json_object_set_new(o, "nickname", json_string_or_null(s->nickname));
+	json_object_set_new(o, "project", json_string_or_null(s->project));
+	json_object_set_new(o, "project_path", json_string_or_null(s->project_path));
+	json_object_set_new(o, "harness", json_string_or_null(s->harness));
+	json_object_set_new(o, "model", json_string_or_null(s->model));
+	json_object_set_new(o, "harness_session_id", json_string_or_null(s->harness_session_id));
+	json_object_set_new(o, "status", json_string(status));
+	json_object_set_new(o, "window", json_string(window));
+	json_object_set_new(o, "sandbox", sb);
+	json_object_set_new(o, "exit_message", json_string_or_null(s->exit_message));
+	if (argv != NULL)
+		json_object_set_new(o, "argv", json_strv(argv));
+	return o;
 }

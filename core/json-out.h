@@ -14,3 +14,8 @@ json_t *json_string_or_null(const char *s);
 json_t *json_strv(char *const *v);
 
 #endif
+
+struct db_session;
+/* A session as `list --json` and `show --json` print it (SPEC §6); argv NULL
+ * leaves "argv" out. */
+json_t *json_session(const struct db_session *s, const char *status, char *const *argv);

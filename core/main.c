@@ -23,7 +23,7 @@ usage(FILE *f)
 		"Commands:\n");
 	for (const struct cmd_entry *const *e = cmd_table; *e != NULL; e++)
 		if (!(*e)->hidden)
-			fprintf(f, "  %-52s %s\n", (*e)->usage, (*e)->summary);
+			fprintf(f, "  %-9s %s\n", (*e)->name, (*e)->summary);
 	fprintf(f,
 		"\n"
 		"Global options:\n"
@@ -83,9 +83,8 @@ main(int argc, char **argv)
 		}
 	}
 	if (optind >= argc) {
-		if (isatty(STDIN_FILENO) && isatty(STDOUT_FILENO))
-			e = find_cmd("tui");
-		else {
+		e = find_cmd("tui");
+		if (e == NULL || !isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
 			usage(stderr);
 			return EXIT_USAGE;
 		}
@@ -98,9 +97,7 @@ main(int argc, char **argv)
 	} else
 		rc = e->exec(&ctx, argc - optind, argv + optind);
 
-	db_close(ctx.db);
-	registry_free(&ctx.reg);
-	config_free(&ctx.cfg);
+	cmd_ctx_free(&ctx);
 	fflush(stdout);
 	if (ferror(stdout)) {
 		cmd_error("error writing to standard output");

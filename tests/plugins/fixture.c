@@ -11,7 +11,7 @@ int hqt_fixture_use(void);
 HQT_PLUGIN_EXPORT int hqt_fixture_use(void) { return hqt_fixture_no_such_function(); }
 #endif
 
-static int
+static int __attribute__((unused))
 spawn(const struct hqt_ctx *ctx, const struct hqt_request *req, struct hqt_cmd *out,
       struct hqt_error *err)
 {
@@ -67,6 +67,7 @@ HQT_PLUGIN_EXPORT const struct hqt_plugin *
 hqt_plugin_query(const struct hqt_host_api *host, struct hqt_error *err)
 {
 #ifdef DEFECT_NULL
+	(void)desc;
 	host->set_error(err, "this fixture always refuses");
 	return NULL;
 #else

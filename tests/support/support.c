@@ -6,7 +6,6 @@
 #include <ftw.h>
 #include <poll.h>
 #include <signal.h>
-#include <spawn.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -228,7 +227,6 @@ void
 run_argv(struct run *r, const struct tenv *te, const char *const *argv, const char *input)
 {
 	int out[2], err[2], in[2];
-	posix_spawn_file_actions_t fa;
 	char **env = build_env(te);
 	pid_t pid;
 	char *bufs[2] = { NULL, NULL };
@@ -238,21 +236,19 @@ run_argv(struct run *r, const struct tenv *te, const char *const *argv, const ch
 	memset(r, 0, sizeof *r);
 	if (pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC) || pipe2(in, O_CLOEXEC))
 		die("pipe");
-	posix_spawn_file_actions_init(&fa);
-	posix_spawn_file_actions_adddup2(&fa, in[0], 0);
-	posix_spawn_file_actions_adddup2(&fa, out[1], 1);
-	posix_spawn_file_actions_adddup2(&fa, err[1], 2);
-	if (posix_spawnp(&pid, argv[0], &fa, NULL, (char *const *)argv, env) != 0) {
-		r->code = 127;
-		r->out = strdup("");
-		r->err = fmt("cannot run %s\n", argv[0]);
-		close(out[0]); close(out[1]); close(err[0]); close(err[1]);
-		close(in[0]); close(in[1]);
-		posix_spawn_file_actions_destroy(&fa);
-		free(env);
-		return;
+	/* fork/exec: core/spawn.h shadows <spawn.h> on the include path. */
+	pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (pid == 0) {
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		dup2(err[1], 2);
+		environ = env;
+		execvp(argv[0], (char *const *)argv);
+		dprintf(2, "cannot run %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
 	}
-	posix_spawn_file_actions_destroy(&fa);
 	free(env);
 	close(out[1]);
 	close(err[1]);

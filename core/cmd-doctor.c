@@ -1,0 +1,271 @@
+/* cmd-doctor.c: hqt doctor [--json]: what works on this machine, and the fix
+ * for what does not. */
+#include "cmd.h"
+#include "json-out.h"
+#include "sandbox.h"
+#include "spawn.h"
+#include "db.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int cmd_doctor_exec(struct cmd_ctx *ctx, int argc, char **argv);
+
+const struct cmd_entry cmd_doctor_entry = {
+	.name = "doctor",
+	.usage = "doctor [--json]",
+	.summary = "check tmux, bubblewrap, the database, the config and each plugin",
+	.help = "Exits 0 when hqt can run sessions (bubblewrap missing only disables\n"
+		"sandboxed sessions), 1 otherwise.  Every failed check prints a fix.\n"
+		"\n"
+		"Options:\n"
+		"  --json   {\"ok\": bool, \"checks\": [{\"name\", \"ok\", \"detail\", \"fix\"}]}\n",
+	.exec = cmd_doctor_exec,
+};
+
+struct check {
+	char *name;
+	bool ok;
+	bool fatal;   /* a failure means hqt cannot run sessions */
+	char *detail;
+	char *fix;    /* NULL when ok */
+};
+
+struct report {
+	struct check *v;
+	size_t n;
+};
+
+static void
+add(struct report *r, const char *name, bool ok, bool fatal, char *detail, char *fix)
+{
+	r->v = xreallocarray(r->v, r->n + 1, sizeof *r->v);
+	r->v[r->n++] = (struct check){ xstrdup(name), ok, fatal, detail,
+				       ok ? (free(fix), NULL) : fix };
+}
+
+static void
+check_tmux(struct report *r)
+{
+	char *path = find_in_path("tmux", NULL), *err = NULL;
+	char *const argv[] = { (char *)"tmux", (char *)"-V", NULL };
+	struct spawn_result res;
+
+	if (path == NULL) {
+		add(r, "tmux", false, true, xstrdup("tmux not found on PATH"),
+		    xstrdup("install it: sudo apt-get install tmux"));
+		return;
+	}
+	if (spawn_capture(argv, NULL, NULL, &res, &err) != 0 || res.status != 0) {
+		add(r, "tmux", false, true, xasprintf("%s -V failed: %s", path,
+			err != NULL ? err : trim(res.err)),
+		    xstrdup("reinstall it: sudo apt-get install --reinstall tmux"));
+		if (err == NULL)
+			spawn_result_free(&res);
+		free(err);
+		free(path);
+		return;
+	}
+	add(r, "tmux", true, true, xasprintf("%s (%s)", trim(res.out), path), NULL);
+	spawn_result_free(&res);
+	free(path);
+}
+
+static void
+check_bwrap(struct report *r)
+{
+	struct sandbox_probe p;
+
+	sandbox_probe(&p);
+	if (p.available)
+		add(r, "bubblewrap", true, false,
+		    xasprintf("bwrap %s (%s), sandboxed sessions available",
+			      p.version ? p.version : "?", p.bwrap), NULL);
+	else
+		add(r, "bubblewrap", false, false,
+		    xasprintf("sandboxed sessions unavailable: %s", p.reason),
+		    xstrdup(p.fix ? p.fix : "see docs/sandbox.md"));
+	sandbox_probe_clear(&p);
+}
+
+/* The nearest existing ancestor of path, for a database not created yet. */
+static char *
+existing_ancestor(const char *path)
+{
+	char *p = xstrdup(path), *slash;
+
+	while ((slash = strrchr(p, '/')) != NULL) {
+		*slash = '\0';
+		if (*p == '\0') {
+			free(p);
+			return xstrdup("/");
+		}
+		if (access(p, F_OK) == 0)
+			return p;
+	}
+	free(p);
+	return xstrdup(".");
+}
+
+static void
+check_db(struct report *r, const char *path)
+{
+	struct db *db = NULL;
+	char *err = NULL, *dir;
+	struct stat st;
+
+	if (stat(path, &st) == 0) {
+		if (db_open(path, &db, &err) != 0 || db_check(db, &err) != 0) {
+			add(r, "database", false, true, xasprintf("%s", err),
+			    xasprintf("move '%s' aside (hqt will create a new one) or point --db elsewhere",
+				      path));
+			free(err);
+			db_close(db);
+			return;
+		}
+		add(r, "database", true, true, xasprintf("%s (schema %d)", path, DB_SCHEMA_VERSION),
+		    NULL);
+		db_close(db);
+		return;
+	}
+	/* Not created yet: say whether it can be, without creating anything. */
+	dir = existing_ancestor(path);
+	if (access(dir, W_OK | X_OK) == 0)
+		add(r, "database", true, true, xasprintf("%s (created on first use)", path), NULL);
+	else
+		add(r, "database", false, true,
+		    xasprintf("cannot create %s: '%s' is not writable", path, dir),
+		    xstrdup("set [hqt] db, $HQT_DB or --db to a writable place"));
+	free(dir);
+}
+
+static void
+check_plugins(struct report *r, struct cmd_ctx *ctx)
+{
+	struct registry *reg = &ctx->reg;
+	char *err = NULL;
+
+	if (access(ctx->cfg.plugin_dir, R_OK | X_OK) != 0)
+		add(r, "plugins", false, true,
+		    xasprintf("plugin directory '%s': %s", ctx->cfg.plugin_dir, strerror(errno)),
+		    xstrdup("set --plugin-dir, $HQT_PLUGIN_DIR or [hqt] plugin_dir to the directory "
+			    "holding claude.so, codex.so, ..."));
+	for (size_t i = 0; i < reg->nplugins; i++) {
+		char *name = xasprintf("plugin %s", reg->plugins[i].desc->name);
+		add(r, name, true, false, xasprintf("loaded from %s (ABI %s)",
+			reg->plugins[i].file, reg->plugins[i].abi), NULL);
+		free(name);
+	}
+	for (size_t i = 0; i < reg->nrefused; i++)
+		add(r, "plugin", false, false,
+		    xasprintf("refused %s: %s", reg->refused[i].file, reg->refused[i].reason),
+		    xasprintf("rebuild or remove %s", reg->refused[i].file));
+	for (size_t i = 0; i < reg->warnings.n; i++)
+		add(r, "config", false, false, xstrdup(reg->warnings.v[i]),
+		    xasprintf("edit %s", ctx->cfg.path ? ctx->cfg.path : "hqt.ini"));
+	if (reg->nharnesses == 0)
+		add(r, "harnesses", false, true, xstrdup("no harness plugin loaded"),
+		    xstrdup("check [plugins] load and the plugin directory"));
+	for (size_t i = 0; i < reg->nharnesses; i++) {
+		const struct harness *h = &reg->harnesses[i];
+		struct hqt_request req = { sizeof req, "/", NULL, NULL, 0, (unsigned)getuid(), 0 };
+		struct hqt_cmd cmd;
+		char *name = xasprintf("harness %s", h->name), *path, *id = NULL;
+
+		cmd_init(&cmd);
+		/* A harness whose ids hqt picks needs one to build its command. */
+		if (harness_generate_id(h, &id, &err) < 0) {
+			free(err);
+			err = NULL;
+		}
+		req.harness_session_id = id;
+		if (harness_build_spawn(h, &req, &cmd, &err) != 0) {
+			add(r, name, false, false, xstrdup(err), xasprintf("check [harness.%s]", h->name));
+			free(err);
+			err = NULL;
+		} else if ((path = find_in_path(cmd.argv.v[0], NULL)) != NULL) {
+			add(r, name, true, false, xasprintf("%s found at %s", cmd.argv.v[0], path), NULL);
+			free(path);
+		} else
+			add(r, name, false, false, xasprintf("%s not found on PATH", cmd.argv.v[0]),
+			    xasprintf("install %s or add its directory to PATH", cmd.argv.v[0]));
+		cmd_clear(&cmd);
+		free(name);
+		free(id);
+	}
+}
+
+static int
+cmd_doctor_exec(struct cmd_ctx *ctx, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct report r = { NULL, 0 };
+	bool json = false, ok = true;
+	int c;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j': json = true; break;
+		case 'h': return cmd_print_help(&cmd_doctor_entry);
+		default: return cmd_usage_error(&cmd_doctor_entry, "unknown option '%s'",
+						argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		return cmd_usage_error(&cmd_doctor_entry, "unexpected argument '%s'", argv[optind]);
+	if (cmd_config(ctx) != 0)
+		return EXIT_FAIL;
+	add(&r, "config", true, true,
+	    ctx->cfg.path ? xasprintf("using %s", ctx->cfg.path)
+			  : xstrdup("no hqt.ini found; using built-in defaults"), NULL);
+	check_tmux(&r);
+	check_bwrap(&r);
+	check_db(&r, ctx->cfg.db_path);
+	cmd_registry(ctx);
+	check_plugins(&r, ctx);
+
+	for (size_t i = 0; i < r.n; i++)
+		if (!r.v[i].ok && r.v[i].fatal)
+			ok = false;
+	if (json) {
+		json_t *doc = json_object(), *checks = json_array();
+		for (size_t i = 0; i < r.n; i++) {
+			json_t *o = json_object();
+			json_object_set_new(o, "name", json_string_or_null(r.v[i].name));
+			json_object_set_new(o, "ok", json_boolean(r.v[i].ok));
+			json_object_set_new(o, "detail", json_string_or_null(r.v[i].detail));
+			json_object_set_new(o, "fix", json_string_or_null(r.v[i].fix));
+			json_array_append_new(checks, o);
+		}
+		json_object_set_new(doc, "ok", json_boolean(ok));
+		json_object_set_new(doc, "checks", checks);
+		if (json_print(doc) != 0)
+			ok = false;
+	} else {
+		for (size_t i = 0; i < r.n; i++) {
+			printf("%-4s  %-16s %s\n", r.v[i].ok ? "ok" : r.v[i].fatal ? "FAIL" : "warn",
+			       r.v[i].name, r.v[i].detail);
+			if (r.v[i].fix != NULL)
+				printf("      %-16s fix: %s\n", "", r.v[i].fix);
+		}
+		printf("%s\n", ok ? "hqt can run sessions." : "hqt cannot run sessions until the FAIL lines are fixed.");
+	}
+	for (size_t i = 0; i < r.n; i++) {
+		free(r.v[i].name);
+		free(r.v[i].detail);
+		free(r.v[i].fix);
+	}
+	free(r.v);
+	return ok ? EXIT_OK : EXIT_FAIL;
+}

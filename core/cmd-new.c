@@ -1,0 +1,111 @@
+/* cmd-new.c: hqt new PROJECT HARNESS [options]: start a session. */
+#include "cmd.h"
+#include "session.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmd_new_exec(struct cmd_ctx *ctx, int argc, char **argv);
+
+const struct cmd_entry cmd_new_entry = {
+	.name = "new",
+	.usage = "new PROJECT HARNESS [--nickname N] [--model M] [--sandbox|--no-sandbox]\n"
+		 "                     [--fs ro|rw] [--net on|off] [--dry-run]",
+	.summary = "start a session; prints its number",
+	.help = "Options:\n"
+		"  -n, --nickname N  a name for the session, unique in its project\n"
+		"  -m, --model M     the model the harness should use\n"
+		"  --sandbox         run it in a bubblewrap sandbox (default: [sandbox] enabled)\n"
+		"  --no-sandbox      run it without one\n"
+		"  --fs ro|rw        the project read-only or writable inside the sandbox\n"
+		"  --net on|off      the host network, or none at all, inside the sandbox\n"
+		"  --dry-run         print the exact command that would run; start nothing\n"
+		"\n"
+		"A sandbox that cannot be had is an error: nothing is written or started.\n"
+		"Sandboxed sessions run with the harness's permission prompts skipped.\n",
+	.exec = cmd_new_exec,
+};
+
+static int
+cmd_new_exec(struct cmd_ctx *ctx, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "nickname", required_argument, NULL, 'n' },
+		{ "model", required_argument, NULL, 'm' },
+		{ "sandbox", no_argument, NULL, 's' },
+		{ "no-sandbox", no_argument, NULL, 'S' },
+		{ "fs", required_argument, NULL, 'f' },
+		{ "net", required_argument, NULL, 'N' },
+		{ "dry-run", no_argument, NULL, 'd' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct session_request r = { NULL, NULL, NULL, NULL, -1, -1, -1 };
+	bool dry = false;
+	char *err = NULL;
+	long long id;
+	int c, rc;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+n:m:h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'n': r.nickname = optarg; break;
+		case 'm': r.model = optarg; break;
+		case 's': r.sandbox = 1; break;
+		case 'S': r.sandbox = 0; break;
+		case 'f':
+			if (strcmp(optarg, "ro") != 0 && strcmp(optarg, "rw") != 0)
+				return cmd_usage_error(&cmd_new_entry, "--fs takes ro or rw");
+			r.fs_rw = strcmp(optarg, "rw") == 0;
+			break;
+		case 'N':
+			if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0)
+				return cmd_usage_error(&cmd_new_entry, "--net takes on or off");
+			r.net = strcmp(optarg, "on") == 0;
+			break;
+		case 'd': dry = true; break;
+		case 'h': return cmd_print_help(&cmd_new_entry);
+		default:
+			return cmd_usage_error(&cmd_new_entry, "bad option '%s'", argv[optind - 1]);
+		}
+	}
+	if (argc - optind != 2)
+		return cmd_usage_error(&cmd_new_entry, "new needs PROJECT and HARNESS");
+	r.project = argv[optind];
+	r.harness = argv[optind + 1];
+	/* --fs/--net imply --sandbox unless --no-sandbox said otherwise. */
+	if (r.sandbox < 0 && (r.fs_rw >= 0 || r.net >= 0))
+		r.sandbox = 1;
+	if (r.sandbox == 0 && (r.fs_rw >= 0 || r.net >= 0))
+		return cmd_usage_error(&cmd_new_entry, "--fs and --net need a sandbox");
+	if (cmd_config(ctx) != 0)
+		return EXIT_FAIL;
+	if (dry) {
+		struct strv out = STRV_INIT;
+		if (session_dry_run(ctx, &r, &out, &err) != 0) {
+			cmd_error("%s", err);
+			free(err);
+			return EXIT_FAIL;
+		}
+		char *line = strv_join_quoted(&out);
+		printf("%s\n", line);
+		free(line);
+		strv_clear(&out);
+		return EXIT_OK;
+	}
+	rc = session_create(ctx, &r, &id, &err);
+	if (id > 0)
+		printf("%lld\n", id);
+	if (rc != 0) {
+		if (id > 0)
+			cmd_error("session %lld did not start: %s", id, err);
+		else
+			cmd_error("%s", err);
+		free(err);
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
+}

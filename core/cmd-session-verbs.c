@@ -1,0 +1,234 @@
+/* cmd-session-verbs.c: the verbs that act on named sessions: attach, resume,
+ * kill, rm, and the hidden exec-session the windows run.  Each is its own
+ * table entry; they share the way a session is named and looked up. */
+#include "cmd.h"
+#include "session.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int attach_exec(struct cmd_ctx *ctx, int argc, char **argv);
+static int resume_exec(struct cmd_ctx *ctx, int argc, char **argv);
+static int kill_exec(struct cmd_ctx *ctx, int argc, char **argv);
+static int rm_exec(struct cmd_ctx *ctx, int argc, char **argv);
+static int exec_session_exec(struct cmd_ctx *ctx, int argc, char **argv);
+
+const struct cmd_entry cmd_attach_entry = {
+	.name = "attach",
+	.usage = "attach SESSION",
+	.summary = "attach to a session's window (switch to it inside tmux)",
+	.exec = attach_exec,
+};
+const struct cmd_entry cmd_resume_entry = {
+	.name = "resume",
+	.usage = "resume SESSION | --all",
+	.summary = "bring a session back (resume, else a fresh start); --all: every stopped one",
+	.help = "Rung 1 runs the harness's resume command and checks it stays up; when it\n"
+		"does not, rung 2 starts the harness fresh (claude with the same session id).\n"
+		"Both re-apply the session's stored sandbox.  --all brings back every session\n"
+		"whose window is gone or exited, e.g. after a reboot or tmux kill-server.\n",
+	.exec = resume_exec,
+};
+const struct cmd_entry cmd_kill_entry = {
+	.name = "kill",
+	.usage = "kill SESSION",
+	.summary = "stop a session's window (hqt resume brings it back)",
+	.exec = kill_exec,
+};
+const struct cmd_entry cmd_rm_entry = {
+	.name = "rm",
+	.usage = "rm SESSION",
+	.summary = "forget a session, stopping it first",
+	.exec = rm_exec,
+};
+const struct cmd_entry cmd_exec_session_entry = {
+	.name = "exec-session",
+	.usage = "exec-session [--resume] [--run DIR] NUMBER",
+	.summary = "(internal) the launcher a session's tmux window runs",
+	.exec = exec_session_exec,
+	.hidden = true,
+};
+
+/* The one SESSION operand of e, looked up; NULL after printing the error. */
+static struct db_session *
+one_session(struct cmd_ctx *ctx, const struct cmd_entry *e, int argc, char **argv, int *rc)
+{
+	struct db_session *s = NULL;
+	char *err = NULL;
+
+	if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
+		*rc = cmd_print_help(e);
+		return NULL;
+	}
+	if (argc != 2) {
+		*rc = cmd_usage_error(e, "%s needs one SESSION (a number or a nickname)", e->name);
+		return NULL;
+	}
+	*rc = EXIT_FAIL;
+	if (cmd_db(ctx) != 0)
+		return NULL;
+	if (db_session_find(ctx->db, argv[1], &s, &err) != 0) {
+		cmd_error("%s", err);
+		free(err);
+		return NULL;
+	}
+	return s;
+}
+
+static int
+attach_exec(struct cmd_ctx *ctx, int argc, char **argv)
+{
+	struct db_session *s;
+	char *err = NULL, name[32];
+	int rc;
+
+	if ((s = one_session(ctx, &cmd_attach_entry, argc, argv, &rc)) == NULL)
+		return rc;
+	session_window_name(s->id, name, sizeof name);
+	struct db_session_list one = { s, 1 };
+	enum session_status st;
+	if (session_status_all(ctx, &one, &st, &err) == 0 && st == SESSION_GONE) {
+		cmd_error("session %lld has no window; bring it back with: hqt resume %lld", s->id,
+			  s->id);
+		db_session_free(s);
+		return EXIT_FAIL;
+	}
+	free(err);
+	err = NULL;
+	db_session_free(s);
+	if (tmux_attach(&ctx->tmux, name, false, &err) != 0) {
+		cmd_error("%s", err);
+		free(err);
+		return EXIT_FAIL;
+	}
+	return EXIT_OK;
+}
+
+static int
+resume_one(struct cmd_ctx *ctx, struct db_session *s)
+{
+	const char *how = NULL;
+	char *err = NULL;
+
+	if (session_resume(ctx, s, &how, &err) != 0) {
+		cmd_error("session %lld: %s", s->id, err);
+		free(err);
+		return EXIT_FAIL;
+	}
+	printf("%lld %s\n", s->id, how);
+	return EXIT_OK;
+}
+
+static int
+resume_exec(struct cmd_ctx *ctx, int argc, char **argv)
+{
+	struct db_session_list *l = NULL;
+	enum session_status *st;
+	struct db_session *s;
+	char *err = NULL;
+	int rc = EXIT_OK;
+
+	if (argc != 2 || strcmp(argv[1], "--all") != 0) {
+		if ((s = one_session(ctx, &cmd_resume_entry, argc, argv, &rc)) == NULL)
+			return rc;
+		rc = resume_one(ctx, s);
+		db_session_free(s);
+		return rc;
+	}
+	if (cmd_db(ctx) != 0)
+		return EXIT_FAIL;
+	if (db_session_list(ctx->db, 0, &l, &err) != 0) {
+		cmd_error("%s", err);
+		free(err);
+		return EXIT_FAIL;
+	}
+	st = xcalloc(l->n + 1, sizeof *st);
+	if (session_status_all(ctx, l, st, &err) != 0) {
+		cmd_error("%s", err);
+		free(err);
+		rc = EXIT_FAIL;
+	}
+	for (size_t i = 0; rc == EXIT_OK && i < l->n; i++) {
+		/* Killed on purpose stays down; crashed, exited and gone come back. */
+		if ((st[i] == SESSION_GONE || st[i] == SESSION_EXITED) &&
+		    l->v[i].state != DB_STATE_KILLED)
+			if (resume_one(ctx, &l->v[i]) != EXIT_OK)
+				rc = EXIT_FAIL;
+	}
+	free(st);
+	db_session_list_free(l);
+	return rc;
+}
+
+static int
+kill_exec(struct cmd_ctx *ctx, int argc, char **argv)
+{
+	struct db_session *s;
+	char *err = NULL;
+	int rc;
+
+	if ((s = one_session(ctx, &cmd_kill_entry, argc, argv, &rc)) == NULL)
+		return rc;
+	rc = EXIT_OK;
+	if (session_kill(ctx, s, &err) != 0) {
+		cmd_error("%s", err);
+		free(err);
+		rc = EXIT_FAIL;
+	}
+	db_session_free(s);
+	return rc;
+}
+
+static int
+rm_exec(struct cmd_ctx *ctx, int argc, char **argv)
+{
+	struct db_session *s;
+	char *err = NULL;
+	int rc;
+
+	if ((s = one_session(ctx, &cmd_rm_entry, argc, argv, &rc)) == NULL)
+		return rc;
+	rc = EXIT_OK;
+	if (session_rm(ctx, s, &err) != 0) {
+		cmd_error("%s", err);
+		free(err);
+		rc = EXIT_FAIL;
+	}
+	db_session_free(s);
+	return rc;
+}
+
+static int
+exec_session_exec(struct cmd_ctx *ctx, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "resume", no_argument, NULL, 'r' },
+		{ "run", required_argument, NULL, 'R' },
+		{ NULL, 0, NULL, 0 },
+	};
+	bool resume = false;
+	const char *run = NULL;
+	char *err = NULL;
+	long id;
+	int c;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+		switch (c) {
+		case 'r': resume = true; break;
+		case 'R': run = optarg; break;
+		default:
+			return cmd_usage_error(&cmd_exec_session_entry, "bad option");
+		}
+	}
+	if (argc - optind != 1 || parse_long(argv[optind], &id) != 0 || id <= 0)
+		return cmd_usage_error(&cmd_exec_session_entry, "exec-session needs a session number");
+	session_exec(ctx, id, resume, run, &err);
+	/* Still here: nothing was started.  The pane shows this line. */
+	cmd_error("%s", err != NULL ? err : "cannot start the session");
+	free(err);
+	return 127;
+}

@@ -1,0 +1,113 @@
+/* cmd-show.c: hqt show SESSION [--json]: one session in full, with the exact
+ * command line its window runs. */
+#include "cmd.h"
+#include "json-out.h"
+#include "session.h"
+#include "text.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int cmd_show_exec(struct cmd_ctx *ctx, int argc, char **argv);
+
+const struct cmd_entry cmd_show_entry = {
+	.name = "show",
+	.usage = "show SESSION [--json]",
+	.summary = "show one session in full, with the command it runs",
+	.help = "SESSION is a number or a nickname.  The command is the one a resume would\n"
+		"run now (the harness's resume command, else its spawn command).\n",
+	.exec = cmd_show_exec,
+};
+
+static void
+field(const char *name, const char *value)
+{
+	char *v = text_escape(value != NULL ? value : "-", 0);
+
+	printf("%-19s %s\n", name, v);
+	free(v);
+}
+
+static int
+cmd_show_exec(struct cmd_ctx *ctx, int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct db_session_list one = { NULL, 1 };
+	struct db_session *s = NULL;
+	struct strv cmdv = STRV_INIT;
+	enum session_status st = SESSION_GONE;
+	bool json = false;
+	char *err = NULL, *cmd_err = NULL;
+	int c;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j': json = true; break;
+		case 'h': return cmd_print_help(&cmd_show_entry);
+		default: return cmd_usage_error(&cmd_show_entry, "bad option '%s'", argv[optind - 1]);
+		}
+	}
+	if (argc - optind != 1)
+		return cmd_usage_error(&cmd_show_entry, "show needs one SESSION");
+	if (cmd_db(ctx) != 0)
+		return EXIT_FAIL;
+	if (db_session_find(ctx->db, argv[optind], &s, &err) != 0) {
+		cmd_error("%s", err);
+		free(err);
+		return EXIT_FAIL;
+	}
+	one.v = s;
+	if (session_status_all(ctx, &one, &st, &err) != 0) {
+		cmd_error("%s", err);
+		free(err);
+		db_session_free(s);
+		return EXIT_FAIL;
+	}
+	/* A window that is gone or exited would run the resume command next. */
+	session_argv(ctx, s, st == SESSION_EXITED || st == SESSION_GONE, &cmdv, NULL, &cmd_err);
+	if (json) {
+		json_t *o = json_session(s, session_status_name(st), strv_v(&cmdv));
+		if (cmd_err != NULL)
+			json_object_set_new(o, "argv_error", json_string_or_null(cmd_err));
+		db_session_free(s);
+		strv_clear(&cmdv);
+		free(cmd_err);
+		return json_print(o) == 0 ? EXIT_OK : EXIT_FAIL;
+	}
+	char num[32], window[32], *line;
+	bool fs_rw, net;
+	snprintf(num, sizeof num, "%lld", s->id);
+	session_window_name(s->id, window, sizeof window);
+	field("session", num);
+	field("nickname", s->nickname);
+	field("project", s->project);
+	field("project path", s->project_path);
+	field("harness", s->harness);
+	field("model", s->model);
+	field("harness session id", s->harness_session_id);
+	field("status", session_status_name(st));
+	field("window", window);
+	if (session_sandbox(s, &fs_rw, &net) == 1) {
+		char sb[64];
+		snprintf(sb, sizeof sb, "fs %s, network %s", fs_rw ? "rw" : "ro", net ? "on" : "off");
+		field("sandbox", sb);
+	} else
+		field("sandbox", "none");
+	if (s->exit_message != NULL)
+		field("exit message", s->exit_message);
+	line = cmd_err != NULL ? xasprintf("(cannot build: %s)", cmd_err) : strv_join_quoted(&cmdv);
+	field("command", line);
+	free(line);
+	free(cmd_err);
+	strv_clear(&cmdv);
+	db_session_free(s);
+	return EXIT_OK;
+}

@@ -1,0 +1,172 @@
+/* sandbox.h: a session's sandbox policy, the bwrap argv that enforces it, the
+ * seccomp program, the availability probe, and the exec step (SPEC §8). */
+#ifndef HQT_SANDBOX_H
+#define HQT_SANDBOX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "config.h"
+#include "plugin-host.h"
+#include "strv.h"
+
+/*
+ * The policy a session runs under; stored as sessions.sandbox_json and
+ * re-applied on every resume and respawn.  It owns its strings.
+ *
+ * binds holds the plugin's binds and [sandbox] ro_binds/rw_binds, each an
+ * absolute host path with HQT_BIND_RO/RW/SEED/PROTECT flags:
+ *   RO, RW   bound at its real path, read-only or writable;
+ *   SEED     a file under $HOME copied once into the private home (never bound);
+ *   PROTECT  bound read-only on top of whatever writable bind holds it.
+ * env_names are [sandbox] env: host variables passed in by name.
+ */
+struct sandbox_policy {
+	bool fs_rw;              /* the project writable (fs = rw) */
+	bool net;                /* the host network (true) or only lo (false) */
+	struct bind *binds;
+	size_t nbinds;
+	struct strv env_names;
+};
+
+#define SANDBOX_MAX_BINDS 1024
+#define SANDBOX_MAX_ENV   1024
+
+void sandbox_policy_init(struct sandbox_policy *p);
+void sandbox_policy_free(struct sandbox_policy *p);  /* accepts NULL */
+/* Copies path.  Duplicates (same path and flags) are dropped. */
+void sandbox_policy_add_bind(struct sandbox_policy *p, const char *path, unsigned flags);
+/*
+ * The policy of a new session: fs, net, ro_binds, rw_binds and env from the
+ * [sandbox] defaults, then the plugin's binds.  The caller applies --fs/--net.
+ */
+void sandbox_policy_from_config(struct sandbox_policy *p, const struct sandbox_defaults *d,
+				const struct hqt_binds *plugin_binds);
+
+/*
+ * {"fs":"rw","net":true,"binds":[{"path":"/x","writable":true,"seed":false,
+ *  "protect":false}],"env":["NAME"]}.  Malloc'd, compact, keys in that order;
+ * NULL with *err when a string is not valid UTF-8 (JSON cannot hold it).
+ */
+char *sandbox_policy_to_json(const struct sandbox_policy *p, char **err);
+/*
+ * Parse what sandbox_policy_to_json wrote.  Strict: fs and net are required,
+ * paths absolute and NUL-free, names valid, lists bounded, duplicate keys
+ * refused; unknown keys are ignored (newer hqt may add some).  On failure
+ * returns -1 with *err ("sandbox policy: ...") and leaves *p untouched.
+ */
+int sandbox_policy_from_json(struct sandbox_policy *p, const char *json, size_t len,
+			     char **err);
+
+/* bwrap options, detected by the probe from `bwrap --help` (or the version). */
+#define SANDBOX_F_UNSHARE_USER       (1u << 0)
+#define SANDBOX_F_DISABLE_USERNS     (1u << 1)
+#define SANDBOX_F_UNSHARE_CGROUP_TRY (1u << 2)
+#define SANDBOX_F_DIE_WITH_PARENT    (1u << 3)
+#define SANDBOX_F_CAP_DROP           (1u << 4)
+#define SANDBOX_F_CLEARENV           (1u << 5)
+#define SANDBOX_F_SECCOMP            (1u << 6)
+#define SANDBOX_F_SYMLINK            (1u << 7)
+#define SANDBOX_F_CHDIR              (1u << 8)
+#define SANDBOX_F_REMOUNT_RO         (1u << 9)
+/* Everything but the cgroup namespace, which is only tried. */
+#define SANDBOX_F_REQUIRED (SANDBOX_F_UNSHARE_USER | SANDBOX_F_DISABLE_USERNS | \
+			    SANDBOX_F_DIE_WITH_PARENT | SANDBOX_F_CAP_DROP |       \
+			    SANDBOX_F_CLEARENV | SANDBOX_F_SECCOMP |               \
+			    SANDBOX_F_SYMLINK | SANDBOX_F_CHDIR |                  \
+			    SANDBOX_F_REMOUNT_RO)
+
+/* The descriptor number bwrap reads the seccomp program from. */
+#define SANDBOX_SECCOMP_FD 3
+
+/* Everything the argv builder needs.  All borrowed. */
+struct sandbox_input {
+	const struct sandbox_policy *policy;
+	char *const *argv;      /* the harness command; argv[0] looked up on PATH inside */
+	char *const *env_add;   /* "NAME=VALUE" from the plugin; may be NULL */
+	const char *cwd;        /* the plugin's cwd; NULL: the project */
+	const char *project;    /* absolute project path */
+	const char *home;       /* the user's real $HOME */
+	const char *private_home; /* sandbox_private_home(harness) */
+	const char *exe;        /* argv[0] as found on the host PATH (sandbox_find_exe),
+				 * symlinks unresolved; NULL: nothing to bind */
+	char *const *host_env;  /* the environment the allowlist is drawn from */
+	/* Filled by sandbox_command/sandbox_exec from the probe: */
+	const char *bwrap;      /* absolute path of bwrap */
+	unsigned features;      /* SANDBOX_F_* */
+	int seccomp_fd;         /* SANDBOX_SECCOMP_FD */
+};
+
+/*
+ * Pure: the bwrap argv for in (bwrap path first, the harness argv after
+ * "--").  Looks at the filesystem (stat, readlink, realpath, reading .git
+ * files) but changes nothing.  Appends to *out; -1 with *err when the policy
+ * cannot be enforced (a required bwrap option missing, a project or bind that
+ * would expose the home directory, a relative path).
+ */
+int sandbox_build_argv(const struct sandbox_input *in, struct strv *out, char **err);
+
+/*
+ * The side effects the argv relies on, all inside hqt's private home or
+ * mirroring what git and the harness create themselves: create the private
+ * home (0700); copy each SEED file once; recreate there the symlinks the
+ * harness executable and the binds are reached through; in a writable
+ * project, create an empty .git/hooks so it can be bound read-only; create a
+ * missing PROTECT path ("{}" for *.json, empty otherwise, a directory when the
+ * path ends in '/') when it lies in a writable bind, so that a sandboxed
+ * session cannot plant it.  0, or -1 with *err.
+ */
+int sandbox_prepare(const struct sandbox_input *in, char **err);
+
+/*
+ * The availability check doctor, the CLI and the TUI share.  available =
+ * Linux, bwrap on PATH, every required option, and a real run of the argv
+ * shape (namespaces, cap-drop, seccomp) with /bin/true.  Cached for the
+ * process and, when available, on disk ($XDG_CACHE_HOME/hqt/bwrap-probe,
+ * keyed by bwrap's path, mtime and size, the kernel release and the userns
+ * sysctls); HQT_NO_PROBE_CACHE=1 bypasses both.  Returns 0 when available,
+ * else -1 with reason and fix set.  Free with sandbox_probe_clear.
+ */
+struct sandbox_probe {
+	bool available;
+	char *bwrap;      /* resolved absolute path, NULL when not found */
+	char *version;    /* "0.8.0", NULL when unknown */
+	unsigned features;
+	char *reason;     /* one line, when !available */
+	char *fix;        /* what the user can do, when !available (may be NULL) */
+};
+int sandbox_probe(struct sandbox_probe *out);
+void sandbox_probe_clear(struct sandbox_probe *p);
+
+/* Map bwrap's stderr from a failed run to reason and fix (malloc'd). */
+void sandbox_explain_failure(const char *stderr_text, char **reason, char **fix);
+
+/*
+ * The exact argv the launcher will exec: probes (fail closed), then builds
+ * with the probed bwrap, features and SANDBOX_SECCOMP_FD.  Used for --dry-run
+ * and `hqt show` so they print what runs.  0, or -1 with *err.
+ */
+int sandbox_command(const struct sandbox_input *in, struct strv *out, char **err);
+
+/*
+ * Run in's command in the sandbox: probe, sandbox_prepare, build the argv,
+ * export the seccomp program to SANDBOX_SECCOMP_FD, close every other
+ * descriptor above 2, reset signal dispositions and the mask, and execve bwrap
+ * with an empty environment.  Never returns on success.  On any failure
+ * returns -1 with *err and has run nothing (descriptors may already be
+ * closed: the caller should only report and exit).
+ */
+int sandbox_exec(const struct sandbox_input *in, char **err);
+
+/* The seccomp program as BPF in a sealed memfd at offset 0 (O_CLOEXEC);
+ * the fd, or -1 with *err. */
+int sandbox_seccomp_fd(char **err);
+
+/* $XDG_DATA_HOME/hqt/homes/<harness>; NULL when no home is known. Caller frees. */
+char *sandbox_private_home(const char *harness);
+
+/* name as execvp would find it on path (colon list; NULL: $PATH): an absolute
+ * path, symlinks unresolved.  0 with *out malloc'd, or -1. */
+int sandbox_find_exe(const char *name, const char *path, char **out);
+
+#endif

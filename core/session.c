@@ -1,0 +1,967 @@
+/* session.c: the session service: create, launch, resume ladder, kill, status.
+ *
+ * How a session starts: `hqt new` writes the row inside a transaction, opens
+ * the tmux window running `hqt exec-session N --run DIR`, and commits.  The
+ * launcher in the window waits until the row is visible (so a `hqt new`
+ * killed before its commit leaves neither row nor running harness), reads
+ * the environment `hqt new` left for it in DIR (a 0700 directory: secrets
+ * never travel on a command line), builds the argv, and execs it.  DIR also
+ * holds a FIFO: the launcher opens it close-on-exec, so `hqt new` reads EOF
+ * the moment the harness (or bwrap) is exec'd, or the launcher's error. */
+#include "session.h"
+#include "log.h"
+#include "sandbox.h"
+#include "spawn.h"
+#include "text.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+#define READY_TIMEOUT_MS 15000   /* launcher start: config, plugins, probe */
+#define ROW_WAIT_MS      10000   /* launcher waiting for `hqt new` to commit */
+#define VERIFY_MS_DEFAULT 1000   /* resume: how long rung 1 must stay alive */
+#define ACTIVE_SECONDS   2       /* output this recent means working */
+
+const char *
+session_status_name(enum session_status st)
+{
+	switch (st) {
+	case SESSION_WORKING: return "working";
+	case SESSION_WAITING: return "waiting";
+	case SESSION_EXITED: return "exited";
+	case SESSION_GONE: return "gone";
+	}
+	return "gone";
+}
+
+void
+session_window_name(long long id, char *buf, size_t len)
+{
+	snprintf(buf, len, "hqt-%lld", id);
+}
+
+int
+session_sandbox(const struct db_session *s, bool *fs_rw, bool *net)
+{
+	struct sandbox_policy pol;
+
+	if (s->sandbox_json == NULL)
+		return 0;
+	sandbox_policy_init(&pol);
+	if (sandbox_policy_from_json(&pol, s->sandbox_json, strlen(s->sandbox_json), NULL) != 0)
+		return -1;
+	*fs_rw = pol.fs_rw;
+	*net = pol.net;
+	sandbox_policy_free(&pol);
+	return 1;
+}
+
+static long long
+now(void)
+{
+	return (long long)time(NULL);
+}
+
+static void
+sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+static const struct harness *
+find_harness(struct cmd_ctx *ctx, const char *name, char **err)
+{
+	const struct harness *h;
+	struct strv names = STRV_INIT;
+	char *list;
+
+	if (cmd_registry(ctx) != 0) {
+		set_err(err, "cannot load plugins");
+		return NULL;
+	}
+	if ((h = registry_harness(&ctx->reg, name)) != NULL)
+		return h;
+	for (size_t i = 0; i < ctx->reg.nharnesses; i++)
+		strv_push(&names, ctx->reg.harnesses[i].name);
+	list = strv_join_quoted(&names);
+	char *shown = text_escape(name, 60);
+	set_err(err, "no harness '%s' (loaded: %s)", shown, names.n ? list : "none; see hqt doctor");
+	free(shown);
+	free(list);
+	strv_clear(&names);
+	return NULL;
+}
+
+static void
+request_of(const struct db_session *s, struct hqt_request *req)
+{
+	memset(req, 0, sizeof *req);
+	req->struct_size = sizeof *req;
+	req->project_path = s->project_path;
+	req->harness_session_id = s->harness_session_id;
+	req->model = s->model;
+	req->sandboxed = s->sandbox_json != NULL;
+	req->uid = (unsigned)getuid();
+	req->spawned_at = s->spawned_at;
+}
+
+/* Everything needed to exec a session; built by plan(), used by
+ * session_argv (printing) and session_exec (running). */
+struct plan {
+	struct hqt_cmd cmd;
+	bool fresh;
+	bool sandboxed;
+	struct sandbox_policy policy;
+	struct sandbox_input in;
+	char *home, *private_home, *exe;
+};
+
+static void
+plan_free(struct plan *p)
+{
+	cmd_clear(&p->cmd);
+	sandbox_policy_free(&p->policy);
+	free(p->home);
+	free(p->private_home);
+	free(p->exe);
+	memset(p, 0, sizeof *p);
+}
+
+static int
+plan(struct cmd_ctx *ctx, const struct db_session *s, bool resume, char *const *host_env,
+     struct plan *p, char **err)
+{
+	const struct harness *h = find_harness(ctx, s->harness, err);
+	struct hqt_request req;
+	int rc;
+
+	memset(p, 0, sizeof *p);
+	cmd_init(&p->cmd);
+	sandbox_policy_init(&p->policy);
+	if (h == NULL)
+		return -1;
+	request_of(s, &req);
+	rc = resume ? harness_build_resume(h, &req, &p->cmd, err) : 1;
+	if (rc < 0)
+		goto fail;
+	if (rc == 1) {
+		cmd_clear(&p->cmd);
+		cmd_init(&p->cmd);
+		p->fresh = true;
+		if (harness_build_spawn(h, &req, &p->cmd, err) != 0)
+			goto fail;
+	}
+	if (p->cmd.cwd == NULL)
+		p->cmd.cwd = xstrdup(s->project_path);
+	if (s->sandbox_json == NULL)
+		return 0;
+
+	/* Sandboxed: the stored policy, never the current defaults. */
+	p->sandboxed = true;
+	if (sandbox_policy_from_json(&p->policy, s->sandbox_json, strlen(s->sandbox_json),
+				     err) != 0)
+		goto fail;
+	p->home = user_home();
+	p->private_home = sandbox_private_home(h->name);
+	if (p->home == NULL || p->private_home == NULL) {
+		set_err(err, "cannot sandbox: $HOME is not set");
+		goto fail;
+	}
+	if (sandbox_find_exe(p->cmd.argv.v[0], envp_get(host_env, "PATH"), &p->exe) != 0) {
+		char *shown = text_escape(p->cmd.argv.v[0], 80);
+		set_err(err, "cannot run '%s': not found on PATH", shown);
+		free(shown);
+		goto fail;
+	}
+	p->in.policy = &p->policy;
+	p->in.argv = strv_v(&p->cmd.argv);
+	p->in.env_add = strv_v(&p->cmd.env);
+	p->in.cwd = p->cmd.cwd;
+	p->in.project = s->project_path;
+	p->in.home = p->home;
+	p->in.private_home = p->private_home;
+	p->in.exe = p->exe;
+	p->in.host_env = host_env;
+	return 0;
+fail:
+	plan_free(p);
+	return -1;
+}
+
+int
+session_argv(struct cmd_ctx *ctx, const struct db_session *s, bool resume, struct strv *argv,
+	     bool *fresh, char **err)
+{
+	struct plan p;
+	int rc = 0;
+
+	if (plan(ctx, s, resume, environ, &p, err) != 0)
+		return -1;
+	if (p.sandboxed)
+		rc = sandbox_command(&p.in, argv, err);
+	else
+		strv_pushv(argv, (const char *const *)strv_v(&p.cmd.argv));
+	if (fresh != NULL)
+		*fresh = p.fresh;
+	plan_free(&p);
+	return rc;
+}
+
+/* ---- the launcher's side ---- */
+
+static int
+read_env_file(const char *path, struct strv *env)
+{
+	size_t len;
+	char *buf = read_file(path, 1 << 20, &len);
+
+	if (buf == NULL)
+		return -1;
+	for (size_t off = 0; off < len;) {
+		size_t l = strnlen(buf + off, len - off);
+		if (l > 0 && strchr(buf + off, '=') != NULL)
+			strv_take(env, xstrndup(buf + off, l));
+		off += l + 1;
+	}
+	free(buf);
+	return 0;
+}
+
+/* Replace our environment with env (the launcher's config lookup must see
+ * what `hqt new` saw). */
+static void
+adopt_env(const struct strv *env)
+{
+	clearenv();
+	for (size_t i = 0; i < env->n; i++) {
+		char *eq = strchr(env->v[i], '=');
+		char *name = xstrndup(env->v[i], (size_t)(eq - env->v[i]));
+		setenv(name, eq + 1, 1);
+		free(name);
+	}
+}
+
+static void
+tell(int fd, const char *msg)
+{
+	if (fd >= 0)
+		(void)!write(fd, msg, strlen(msg));
+}
+
+int
+session_exec(struct cmd_ctx *ctx, long long id, bool resume, const char *rundir, char **err)
+{
+	struct strv env = STRV_INIT;
+	struct db_session *s = NULL;
+	struct plan p;
+	int ready = -1, waited = 0;
+	const char *term = getenv("TERM");
+	char *path;
+
+	if (rundir != NULL) {
+		path = xasprintf("%s/env", rundir);
+		if (read_env_file(path, &env) != 0) {
+			set_err(err, "cannot read the session environment '%s': %s", path,
+				strerror(errno));
+			free(path);
+			return -1;
+		}
+		unlink(path);
+		free(path);
+		path = xasprintf("%s/ready", rundir);
+		ready = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+		free(path);
+		/* tmux sets TERM for the pane; everything else comes from hqt. */
+		if (term != NULL) {
+			char *t = xasprintf("TERM=%s", term);
+			strv_take(&env, t);
+		}
+		adopt_env(&env);
+	}
+	if (cmd_db(ctx) != 0) {
+		set_err(err, "cannot open the database");
+		goto fail;
+	}
+	/* The row commits right after tmux opened this window. */
+	while (db_session_get(ctx->db, id, &s, err) != 0) {
+		if (waited >= ROW_WAIT_MS) {
+			set_err(err, "session %lld does not exist", id);
+			goto fail;
+		}
+		sleep_ms(20);
+		waited += 20;
+	}
+	free(*err);
+	*err = NULL;
+	if (plan(ctx, s, resume, environ, &p, err) != 0)
+		goto fail;
+	if (p.sandboxed) {
+		/* Closes every descriptor but 0-2 and the filter: `ready` too. */
+		sandbox_exec(&p.in, err);
+	} else {
+		struct strv envp = STRV_INIT;
+		strv_pushv(&envp, (const char *const *)environ);
+		for (size_t i = 0; i < p.cmd.env.n; i++)
+			strv_push(&envp, p.cmd.env.v[i]);
+		if (chdir(p.cmd.cwd) != 0)
+			set_err(err, "cannot enter '%s': %s", p.cmd.cwd, strerror(errno));
+		else
+			spawn_exec(strv_v(&p.cmd.argv), strv_v(&envp), err);
+		strv_clear(&envp);
+	}
+	plan_free(&p);
+fail:
+	if (*err == NULL)
+		set_err(err, "cannot start session %lld", id);
+	tell(ready, *err);
+	if (ready >= 0)
+		close(ready);
+	db_session_free(s);
+	strv_clear(&env);
+	return -1;
+}
+
+/* ---- starting a window ---- */
+
+struct rundir {
+	char *dir;
+	int ready;  /* read end of the FIFO */
+};
+
+static void
+rundir_free(struct rundir *r)
+{
+	char *p;
+
+	if (r->dir == NULL)
+		return;
+	if (r->ready >= 0)
+		close(r->ready);
+	p = xasprintf("%s/env", r->dir);
+	unlink(p);
+	free(p);
+	p = xasprintf("%s/ready", r->dir);
+	unlink(p);
+	free(p);
+	rmdir(r->dir);
+	free(r->dir);
+	r->dir = NULL;
+}
+
+/* The environment a session gets: ours, minus what belongs to our terminal's
+ * tmux (the window gets its own TMUX and TMUX_PANE). */
+static int
+rundir_make(struct rundir *r, char **err)
+{
+	const char *base = getenv("XDG_RUNTIME_DIR");
+	char *tmpl, *path;
+	int fd;
+
+	r->ready = -1;
+	if (base == NULL || access(base, W_OK) != 0)
+		base = "/tmp";
+	tmpl = xasprintf("%s/hqt-launch-XXXXXX", base);
+	if (mkdtemp(tmpl) == NULL) {
+		set_err(err, "cannot create a directory in %s: %s", base, strerror(errno));
+		free(tmpl);
+		return -1;
+	}
+	r->dir = tmpl;
+	path = xasprintf("%s/env", r->dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	free(path);
+	if (fd < 0)
+		goto fail;
+	for (char **e = environ; *e != NULL; e++) {
+		if (strncmp(*e, "TMUX=", 5) == 0 || strncmp(*e, "TMUX_PANE=", 10) == 0)
+			continue;
+		if (write(fd, *e, strlen(*e) + 1) < 0) {
+			close(fd);
+			goto fail;
+		}
+	}
+	close(fd);
+	path = xasprintf("%s/ready", r->dir);
+	if (mkfifo(path, 0600) != 0) {
+		free(path);
+		goto fail;
+	}
+	/* Non-blocking: no writer yet.  Linux reports POLLHUP only once a
+	 * writer has come and gone. */
+	r->ready = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	free(path);
+	if (r->ready < 0)
+		goto fail;
+	return 0;
+fail:
+	set_err(err, "cannot prepare the launch directory %s: %s", r->dir, strerror(errno));
+	rundir_free(r);
+	return -1;
+}
+
+/* Wait for the launcher: 0 when it exec'd, -1 with *err = its message. */
+static int
+rundir_wait(struct rundir *r, char **err)
+{
+	char buf[4096];
+	size_t len = 0;
+	int waited = 0;
+
+	for (;;) {
+		struct pollfd pfd = { r->ready, POLLIN, 0 };
+		int n = poll(&pfd, 1, 100);
+		if (n < 0 && errno != EINTR)
+			break;
+		if (n > 0) {
+			ssize_t got = read(r->ready, buf + len, sizeof buf - 1 - len);
+			if (got > 0) {
+				len += (size_t)got;
+				if (len < sizeof buf - 1)
+					continue;
+			}
+			if (got == 0 || len >= sizeof buf - 1)
+				break;
+			if (got < 0 && errno != EAGAIN && errno != EINTR)
+				break;
+		}
+		waited += 100;
+		if (waited >= READY_TIMEOUT_MS) {
+			set_err(err, "the session's launcher did not start within %d s",
+				READY_TIMEOUT_MS / 1000);
+			return -1;
+		}
+	}
+	buf[len] = '\0';
+	if (len == 0)
+		return 0;
+	set_err(err, "%s", trim(buf));
+	return -1;
+}
+
+/* The argv of the window: this hqt, told exactly which config, database,
+ * plugins and tmux server to use, as the launcher. */
+static void
+launcher_argv(struct cmd_ctx *ctx, long long id, bool resume, const char *dir, struct strv *argv)
+{
+	char *self = self_exe();
+
+	strv_push(argv, self != NULL ? self : "hqt");
+	free(self);
+	if (ctx->cfg.path != NULL) {
+		strv_push(argv, "--config");
+		strv_push(argv, ctx->cfg.path);
+	}
+	strv_push(argv, "--db");
+	strv_push(argv, ctx->cfg.db_path);
+	strv_push(argv, "--plugin-dir");
+	strv_push(argv, ctx->cfg.plugin_dir);
+	strv_push(argv, "--tmux-socket");
+	strv_push(argv, ctx->cfg.tmux_socket);
+	strv_push(argv, "exec-session");
+	if (resume)
+		strv_push(argv, "--resume");
+	strv_push(argv, "--run");
+	strv_push(argv, dir);
+	strv_pushf(argv, "%lld", id);
+}
+
+/*
+ * Open (or respawn) session s's window with the launcher.  Called inside the
+ * caller's transaction for a new session.  Leaves r ready to wait on.
+ */
+static int
+open_window(struct cmd_ctx *ctx, long long id, const char *cwd, bool resume, bool respawn,
+	    struct rundir *r, char **err)
+{
+	struct strv argv = STRV_INIT;
+	struct tmux_window w;
+	char name[32];
+	int rc;
+
+	session_window_name(id, name, sizeof name);
+	launcher_argv(ctx, id, resume, r->dir, &argv);
+	if (respawn)
+		rc = tmux_respawn_window(&ctx->tmux, name, cwd, strv_v(&argv), NULL, &w, err);
+	else
+		rc = tmux_new_window(&ctx->tmux, name, cwd, strv_v(&argv), NULL, &w, err);
+	strv_clear(&argv);
+	return rc;
+}
+
+/* The first non-blank line of a pane's text (what a failed harness printed). */
+static char *
+first_line(const char *text)
+{
+	const char *p = text;
+
+	while (p != NULL && *p != '\0') {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+		char *copy = xstrndup(p, len), *line = trim(copy);
+		if (*line != '\0' && strncmp(line, "Pane is dead", 12) != 0) {
+			char *out = xstrdup(line);
+			free(copy);
+			return out;
+		}
+		free(copy);
+		p = nl ? nl + 1 : NULL;
+	}
+	return NULL;
+}
+
+static int
+resolve_sandbox(const struct cmd_ctx *ctx, const struct session_request *r, bool *on)
+{
+	*on = r->sandbox < 0 ? ctx->cfg.sandbox.enabled : r->sandbox != 0;
+	if (!*on && (r->fs_rw >= 0 || r->net >= 0))
+		return -1;
+	return 0;
+}
+
+/* The policy JSON of a new session, or NULL when not sandboxed; fails closed
+ * when a sandbox is asked for and cannot be had. */
+static int
+new_policy(struct cmd_ctx *ctx, const struct harness *h, const struct session_request *r,
+	   char **json, char **err)
+{
+	struct sandbox_probe probe;
+	struct sandbox_policy pol;
+	struct hqt_binds binds = { NULL, 0 };
+	bool on;
+
+	*json = NULL;
+	if (resolve_sandbox(ctx, r, &on) != 0) {
+		set_err(err, "--fs and --net apply to sandboxed sessions; add --sandbox");
+		return -1;
+	}
+	if (!on)
+		return 0;
+	if (sandbox_probe(&probe) != 0) {
+		set_err(err, "cannot sandbox: %s%s%s", probe.reason,
+			probe.fix ? "; fix: " : "", probe.fix ? probe.fix : "");
+		sandbox_probe_clear(&probe);
+		return -1;
+	}
+	sandbox_probe_clear(&probe);
+	harness_binds(h, &binds);
+	sandbox_policy_init(&pol);
+	sandbox_policy_from_config(&pol, &ctx->cfg.sandbox, &binds);
+	binds_clear(&binds);
+	if (r->fs_rw >= 0)
+		pol.fs_rw = r->fs_rw != 0;
+	if (r->net >= 0)
+		pol.net = r->net != 0;
+	*json = sandbox_policy_to_json(&pol, err);
+	sandbox_policy_free(&pol);
+	return *json != NULL ? 0 : -1;
+}
+
+static int
+check_request(struct cmd_ctx *ctx, const struct session_request *r, struct db_project **proj,
+	      const struct harness **h, char **json, char **hsid, char **err)
+{
+	*proj = NULL;
+	*json = NULL;
+	*hsid = NULL;
+	if (r->nickname != NULL && (*r->nickname == '\0' || strlen(r->nickname) > 200)) {
+		set_err(err, "a nickname must be 1 to 200 bytes");
+		return -1;
+	}
+	if (r->model != NULL && (*r->model == '\0' || strlen(r->model) > 200)) {
+		set_err(err, "a model name must be 1 to 200 bytes");
+		return -1;
+	}
+	if (cmd_db(ctx) != 0) {
+		set_err(err, "cannot open the database");
+		return -1;
+	}
+	if (db_project_get(ctx->db, r->project, proj, err) != 0)
+		return -1;
+	if ((*h = find_harness(ctx, r->harness, err)) == NULL)
+		goto fail;
+	if (new_policy(ctx, *h, r, json, err) != 0)
+		goto fail;
+	if (harness_generate_id(*h, hsid, err) < 0)
+		goto fail;
+	return 0;
+fail:
+	db_project_free(*proj);
+	*proj = NULL;
+	free(*json);
+	*json = NULL;
+	return -1;
+}
+
+int
+session_dry_run(struct cmd_ctx *ctx, const struct session_request *r, struct strv *argv,
+		char **err)
+{
+	struct db_project *proj;
+	const struct harness *h;
+	struct db_session s;
+	char *json, *hsid;
+	int rc;
+
+	if (check_request(ctx, r, &proj, &h, &json, &hsid, err) != 0)
+		return -1;
+	memset(&s, 0, sizeof s);
+	s.project = proj->name;
+	s.project_path = proj->path;
+	s.harness = (char *)r->harness;
+	s.model = (char *)r->model;
+	s.harness_session_id = hsid;
+	s.sandbox_json = json;
+	s.spawned_at = now();
+	rc = session_argv(ctx, &s, false, argv, NULL, err);
+	db_project_free(proj);
+	free(json);
+	free(hsid);
+	return rc;
+}
+
+static void
+mark_exited(struct cmd_ctx *ctx, long long id, const char *msg)
+{
+	char *ignored = NULL;
+
+	db_session_set_state(ctx->db, id, DB_STATE_EXITED, &ignored);
+	if (msg != NULL)
+		db_session_set_exit_message(ctx->db, id, msg, &ignored);
+	free(ignored);
+}
+
+int
+session_create(struct cmd_ctx *ctx, const struct session_request *r, long long *id,
+	       char **err)
+{
+	struct db_project *proj;
+	const struct harness *h;
+	struct db_session_new row;
+	struct rundir rd = { NULL, -1 };
+	char *json, *hsid, name[32];
+	long long nid = 0;
+
+	*id = 0;
+	if (check_request(ctx, r, &proj, &h, &json, &hsid, err) != 0)
+		return -1;
+	if (cmd_tmux(ctx) != 0 || tmux_ensure_session(&ctx->tmux, err) != 0 ||
+	    rundir_make(&rd, err) != 0)
+		goto fail;
+
+	memset(&row, 0, sizeof row);
+	row.project_id = proj->id;
+	row.harness = h->name;
+	row.plugin = h->plugin->desc->name;
+	row.nickname = r->nickname;
+	row.model = r->model;
+	row.harness_session_id = hsid;
+	row.sandbox_json = json;
+	if (db_begin(ctx->db, err) != 0)
+		goto fail;
+	if (db_session_insert(ctx->db, &row, &nid, err) != 0 ||
+	    db_session_set_state(ctx->db, nid, DB_STATE_RUNNING, err) != 0 ||
+	    db_session_set_spawned_at(ctx->db, nid, now(), err) != 0)
+		goto rollback;
+	/* A number is reused after a rolled-back attempt: clear its leftovers. */
+	session_window_name(nid, name, sizeof name);
+	tmux_kill_window(&ctx->tmux, name, NULL);
+	if (open_window(ctx, nid, proj->path, false, false, &rd, err) != 0)
+		goto rollback;
+	if (db_commit(ctx->db, err) != 0) {
+		tmux_kill_window(&ctx->tmux, name, NULL);
+		goto rollback;
+	}
+	*id = nid;
+	if (rundir_wait(&rd, err) != 0) {
+		mark_exited(ctx, nid, *err);
+		goto fail;
+	}
+	rundir_free(&rd);
+	db_project_free(proj);
+	free(json);
+	free(hsid);
+	return 0;
+rollback:
+	db_rollback(ctx->db, NULL);
+fail:
+	rundir_free(&rd);
+	db_project_free(proj);
+	free(json);
+	free(hsid);
+	return -1;
+}
+
+/* ---- resume, kill, rm ---- */
+
+static int
+verify_ms(void)
+{
+	long v;
+	const char *s = getenv("HQT_VERIFY_MS");
+
+	if (s != NULL && parse_long(s, &v) == 0 && v >= 0 && v <= 60000)
+		return (int)v;
+	return VERIFY_MS_DEFAULT;
+}
+
+/* Is the pane of window `name` alive (1), dead (0) or missing (-1)? */
+static int
+window_alive(struct cmd_ctx *ctx, const char *name, char **err)
+{
+	struct tmux_panes panes = { NULL, 0 };
+	const struct tmux_pane *p;
+	int rc;
+
+	if (tmux_list_panes(&ctx->tmux, &panes, err) != 0)
+		return -1;
+	p = tmux_panes_find(&panes, name);
+	rc = p == NULL ? -1 : !p->dead;
+	tmux_panes_free(&panes);
+	return rc;
+}
+
+/* One rung: start s's window with the resume or spawn command, wait for the
+ * launcher, then make sure it stays up for verify_ms. */
+static int
+rung(struct cmd_ctx *ctx, const struct db_session *s, bool resume, char **err)
+{
+	struct rundir rd = { NULL, -1 };
+	char name[32];
+	int alive, rc;
+
+	session_window_name(s->id, name, sizeof name);
+	alive = window_alive(ctx, name, err);
+	if (rundir_make(&rd, err) != 0)
+		return -1;
+	rc = open_window(ctx, s->id, s->project_path, resume, alive >= 0, &rd, err);
+	if (rc == 0)
+		rc = rundir_wait(&rd, err);
+	rundir_free(&rd);
+	if (rc != 0)
+		return -1;
+	sleep_ms(verify_ms());
+	if (window_alive(ctx, name, err) == 1)
+		return 0;
+	char *text = NULL, *line = NULL, *pane_err = NULL;
+	tmux_capture(&ctx->tmux, name, 50, &text, &pane_err);
+	line = text != NULL ? first_line(text) : NULL;
+	set_err(err, "%s exited at once%s%s", s->harness, line ? ": " : "", line ? line : "");
+	free(text);
+	free(line);
+	free(pane_err);
+	return -1;
+}
+
+int
+session_resume(struct cmd_ctx *ctx, const struct db_session *s, const char **how, char **err)
+{
+	char name[32], *ign = NULL, *err1 = NULL;
+	const struct harness *h;
+	struct strv argv = STRV_INIT;
+	bool fresh = false;
+
+	if (cmd_tmux(ctx) != 0 || tmux_ensure_session(&ctx->tmux, err) != 0)
+		return -1;
+	session_window_name(s->id, name, sizeof name);
+	if (window_alive(ctx, name, err) == 1) {
+		set_err(err, "session %lld is running; attach with: hqt attach %lld", s->id, s->id);
+		return -1;
+	}
+	if ((h = find_harness(ctx, s->harness, err)) == NULL)
+		return -1;
+	struct db_session cur = *s;
+	char *captured = NULL;
+	if (cur.harness_session_id == NULL) {
+		struct hqt_request req;
+		request_of(&cur, &req);
+		if (harness_capture_id(h, &req, &captured, &ign) == 1 &&
+		    db_session_set_harness_session_id(ctx->db, s->id, captured, &ign) == 0)
+			cur.harness_session_id = captured;
+	}
+	s = &cur;
+	/* Fresh already (nothing to resume)?  Then rung 1 is rung 2. */
+	if (session_argv(ctx, s, true, &argv, &fresh, err) != 0) {
+		free(captured);
+		free(ign);
+		return -1;
+	}
+	strv_clear(&argv);
+	if (!fresh) {
+		db_session_set_state(ctx->db, s->id, DB_STATE_RUNNING, &ign);
+		if (rung(ctx, s, true, &err1) == 0) {
+			*how = "resumed";
+			free(ign);
+			free(captured);
+			return 0;
+		}
+		hqt_log("session %lld: resume failed (%s); spawning fresh", s->id, err1);
+	}
+	/* Rung 2: fresh, with the same harness session id where hqt chose it;
+	 * a harness that picks its own gets a new one captured. */
+	struct db_session copy = *s;
+	if (h->plugin->desc->flags & HQT_PLUGIN_CAPTURES_SESSION_ID) {
+		db_session_set_harness_session_id(ctx->db, s->id, NULL, &ign);
+		copy.harness_session_id = NULL;
+	}
+	db_session_set_spawned_at(ctx->db, s->id, now(), &ign);
+	db_session_set_exit_message(ctx->db, s->id, NULL, &ign);
+	db_session_set_state(ctx->db, s->id, DB_STATE_RUNNING, &ign);
+	free(ign);
+	if (rung(ctx, &copy, false, err) != 0) {
+		if (err1 != NULL) {
+			char *both = xasprintf("resume failed (%s), and so did a fresh start: %s",
+					       err1, *err);
+			free(*err);
+			*err = both;
+		}
+		free(err1);
+		free(captured);
+		mark_exited(ctx, s->id, *err);
+		return -1;
+	}
+	free(err1);
+	free(captured);
+	*how = "respawned";
+	return 0;
+}
+
+int
+session_kill(struct cmd_ctx *ctx, const struct db_session *s, char **err)
+{
+	char name[32];
+
+	if (cmd_tmux(ctx) != 0)
+		return -1;
+	session_window_name(s->id, name, sizeof name);
+	if (tmux_kill_window(&ctx->tmux, name, err) != 0)
+		return -1;
+	return db_session_set_state(ctx->db, s->id, DB_STATE_KILLED, err);
+}
+
+int
+session_rm(struct cmd_ctx *ctx, const struct db_session *s, char **err)
+{
+	if (session_kill(ctx, s, err) != 0)
+		return -1;
+	return db_session_delete(ctx->db, s->id, err);
+}
+
+int
+session_kill_project(struct cmd_ctx *ctx, const char *name, char **err)
+{
+	struct db_project *p = NULL;
+	struct db_session_list *l = NULL;
+	int rc = 0;
+
+	if (db_project_get(ctx->db, name, &p, err) != 0)
+		return -1;
+	if (db_session_list(ctx->db, p->id, &l, err) != 0) {
+		db_project_free(p);
+		return -1;
+	}
+	for (size_t i = 0; i < l->n && rc == 0; i++)
+		rc = session_kill(ctx, &l->v[i], err);
+	db_session_list_free(l);
+	db_project_free(p);
+	return rc;
+}
+
+/* ---- status ---- */
+
+int
+session_status_all(struct cmd_ctx *ctx, struct db_session_list *l, enum session_status *st,
+		   char **err)
+{
+	struct tmux_panes panes = { NULL, 0 };
+	const struct tmux_pane **pane;
+	char **ids, **texts;
+	size_t nids = 0;
+	long long t = now();
+	int rc = -1;
+
+	if (l->n == 0)
+		return 0;
+	if (cmd_tmux(ctx) != 0 || tmux_list_panes(&ctx->tmux, &panes, err) != 0)
+		return -1;
+	pane = xcalloc(l->n, sizeof *pane);
+	ids = xcalloc(l->n + 1, sizeof *ids);
+	texts = xcalloc(l->n + 1, sizeof *texts);
+	for (size_t i = 0; i < l->n; i++) {
+		char name[32];
+		session_window_name(l->v[i].id, name, sizeof name);
+		pane[i] = tmux_panes_find(&panes, name);
+		if (pane[i] != NULL)
+			ids[nids++] = pane[i]->pane_id;
+	}
+	/* One batched capture for every window we have, dead ones included:
+	 * their text says why they ended. */
+	if (nids > 0 && tmux_capture_many(&ctx->tmux, ids, nids, 0, texts, err) != 0)
+		goto out;
+	for (size_t i = 0, k = 0; i < l->n; i++) {
+		struct db_session *s = &l->v[i];
+		const struct harness *h = ctx->reg_loaded || cmd_registry(ctx) == 0
+						  ? registry_harness(&ctx->reg, s->harness) : NULL;
+		const char *text = pane[i] != NULL ? texts[k++] : NULL;
+		char *ign = NULL;
+
+		if (pane[i] == NULL) {
+			st[i] = SESSION_GONE;
+		} else if (pane[i]->dead) {
+			st[i] = SESSION_EXITED;
+			if (s->state == DB_STATE_RUNNING) {
+				char *line = text != NULL ? first_line(text) : NULL;
+				mark_exited(ctx, s->id, s->exit_message == NULL ? line : NULL);
+				s->state = DB_STATE_EXITED;
+				if (s->exit_message == NULL && line != NULL)
+					s->exit_message = line;
+				else
+					free(line);
+			}
+		} else {
+			enum hqt_status ps = h != NULL && text != NULL
+				? harness_parse_status(h, text, strlen(text)) : HQT_STATUS_UNKNOWN;
+			if (ps == HQT_STATUS_WORKING)
+				st[i] = SESSION_WORKING;
+			else if (ps == HQT_STATUS_WAITING)
+				st[i] = SESSION_WAITING;
+			else
+				st[i] = t - pane[i]->activity <= ACTIVE_SECONDS ? SESSION_WORKING
+										: SESSION_WAITING;
+		}
+		/* Harnesses that pick their own ids write them at some point after
+		 * the start: look on every refresh until found. */
+		if (h != NULL && s->harness_session_id == NULL && pane[i] != NULL &&
+		    (h->plugin->desc->flags & HQT_PLUGIN_CAPTURES_SESSION_ID)) {
+			struct hqt_request req;
+			char *found = NULL;
+			request_of(s, &req);
+			if (harness_capture_id(h, &req, &found, &ign) == 1 &&
+			    db_session_set_harness_session_id(ctx->db, s->id, found, &ign) == 0)
+				s->harness_session_id = found;
+			else
+				free(found);
+		}
+		free(ign);
+	}
+	rc = 0;
+out:
+	for (size_t i = 0; i < nids; i++)
+		free(texts[i]);
+	free(texts);
+	free(ids);
+	free(pane);
+	tmux_panes_free(&panes);
+	return rc;
+}

@@ -1,0 +1,83 @@
+/* session.h: the session service: create, launch, resume ladder, kill, status.
+ * The CLI and the TUI both go through here; only this module combines the
+ * database, the plugins, the sandbox and tmux. */
+#ifndef HQT_SESSION_H
+#define HQT_SESSION_H
+
+#include <stdbool.h>
+
+#include "cmd.h"
+#include "db.h"
+
+enum session_status {
+	SESSION_WORKING,
+	SESSION_WAITING,  /* needs the user */
+	SESSION_EXITED,   /* the harness ended; the window keeps its last screen */
+	SESSION_GONE,     /* no window: tmux server restarted, window killed */
+};
+
+const char *session_status_name(enum session_status st);
+
+/* What `hqt new` (or the TUI dialog) asks for; -1 means "the [sandbox] default". */
+struct session_request {
+	const char *project;
+	const char *harness;
+	const char *nickname;  /* NULL: none */
+	const char *model;     /* NULL: the harness's default */
+	int sandbox;
+	int fs_rw;
+	int net;
+};
+
+/* The stored sandbox of s: 1 (with fs/net), 0 when not sandboxed, -1 unreadable. */
+int session_sandbox(const struct db_session *s, bool *fs_rw, bool *net);
+
+/* The window name of session id ("hqt-3"). */
+void session_window_name(long long id, char *buf, size_t len);
+
+/*
+ * Create a session: validate, write the row and open its window as one unit
+ * (the row commits only once the window exists), and wait until the launcher
+ * in the window has exec'd the harness.  A sandbox that cannot be had fails
+ * before anything is written.  When the harness cannot be started the row
+ * stays, marked exited with the reason, and -1 is returned with *id set.
+ */
+int session_create(struct cmd_ctx *ctx, const struct session_request *r, long long *id,
+		   char **err);
+
+/* The exact argv `hqt new --dry-run` would run (nothing written or started). */
+int session_dry_run(struct cmd_ctx *ctx, const struct session_request *r, struct strv *argv,
+		    char **err);
+
+/*
+ * The exact argv the launcher execs for s: the harness command, wrapped in
+ * bwrap when s is sandboxed.  resume: the plugin's resume command (or spawn
+ * when it has nothing to resume).  *fresh tells which one it built.
+ */
+int session_argv(struct cmd_ctx *ctx, const struct db_session *s, bool resume,
+		 struct strv *argv, bool *fresh, char **err);
+
+/* The launcher (`hqt exec-session N`): never returns on success. */
+int session_exec(struct cmd_ctx *ctx, long long id, bool resume, const char *rundir,
+		 char **err);
+
+/* Resume: rung 1 (the plugin's resume command, verified), else rung 2 (fresh
+ * with the same harness session id).  *how gets "resumed" or "respawned". */
+int session_resume(struct cmd_ctx *ctx, const struct db_session *s, const char **how,
+		   char **err);
+
+int session_kill(struct cmd_ctx *ctx, const struct db_session *s, char **err);
+/* Kill (when running) and forget. */
+int session_rm(struct cmd_ctx *ctx, const struct db_session *s, char **err);
+/* Kill every session of project `name` (project rm --force). */
+int session_kill_project(struct cmd_ctx *ctx, const char *name, char **err);
+
+/*
+ * The live status of every session in l, with a constant number of tmux
+ * calls; also records exits (state and first line printed) and captures
+ * harness session ids still unknown.  st has l->n entries.
+ */
+int session_status_all(struct cmd_ctx *ctx, struct db_session_list *l,
+		       enum session_status *st, char **err);
+
+#endif

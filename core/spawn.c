@@ -1,0 +1,545 @@
+/* spawn.c: fork/exec of argv vectors with captured or inherited output. */
+#include "spawn.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/* After a timeout kill, how long we still read what the child left behind. */
+#define DRAIN_AFTER_KILL_MS 500
+
+const char *
+envp_get(char *const envp[], const char *name)
+{
+	size_t len = strlen(name);
+
+	for (; envp != NULL && *envp != NULL; envp++)
+		if (strncmp(*envp, name, len) == 0 && (*envp)[len] == '=')
+			return *envp + len + 1;
+	return NULL;
+}
+
+static bool
+is_exec_file(const char *path, int *errp)
+{
+	struct stat st;
+
+	if (stat(path, &st) != 0) {
+		*errp = errno;
+		return false;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		*errp = EACCES;
+		return false;
+	}
+	if (faccessat(AT_FDCWD, path, X_OK, AT_EACCESS) != 0) {
+		*errp = errno;
+		return false;
+	}
+	return true;
+}
+
+char *
+find_in_path(const char *name, const char *path)
+{
+	int e = ENOENT, found = ENOENT;
+	const char *p, *end;
+
+	if (name == NULL || *name == '\0') {
+		errno = ENOENT;
+		return NULL;
+	}
+	if (strchr(name, '/') != NULL) {
+		char *cwd, *abs;
+
+		if (!is_exec_file(name, &e)) {
+			errno = e;
+			return NULL;
+		}
+		if (name[0] == '/')
+			return xstrdup(name);
+		if ((cwd = getcwd(NULL, 0)) == NULL)
+			return NULL;
+		abs = xasprintf("%s/%s", cwd, name);
+		free(cwd);
+		return abs;
+	}
+	if (path == NULL)
+		path = getenv("PATH");
+	if (path == NULL)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (p = path;; p = end + 1) {
+		size_t len;
+
+		end = strchrnul(p, ':');
+		len = (size_t)(end - p);
+		if (len > 0 && len < PATH_MAX && p[0] == '/') {
+			char *cand = xasprintf("%.*s/%s", (int)len, p, name);
+
+			if (is_exec_file(cand, &e))
+				return cand;
+			if (e == EACCES)
+				found = EACCES; /* there, but not runnable: say so */
+			free(cand);
+		}
+		if (*end == '\0')
+			break;
+	}
+	errno = found;
+	return NULL;
+}
+
+/* What the child reports through the close-on-exec pipe when it fails. */
+struct child_report {
+	int stage; /* 0 dup2, 1 chdir, 2 execve */
+	int err;
+};
+
+/*
+ * The child between fork and execve: only async-signal-safe calls.  fds[i]
+ * becomes descriptor i (-1: keep ours).  Never returns.
+ */
+static HQT_NORETURN void
+child_exec(const char *path, char *const argv[], char *const envp[],
+	   const int fds[3], const char *cwd, int report, int maxfd)
+{
+	struct child_report r = { 0, 0 };
+	struct sigaction sa;
+	sigset_t none;
+	int moved[3] = { -1, -1, -1 };
+
+	/* Handlers are the parent's business and an ignored SIGPIPE would
+	 * survive execve: every signal starts at its default. */
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = SIG_DFL;
+	sigemptyset(&sa.sa_mask);
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			(void)sigaction(sig, &sa, NULL);
+
+	/* Move the sources above 2 first, so that one dup2 into 0..2 cannot
+	 * clobber another source that happens to be 0..2 itself. */
+	for (int i = 0; i < 3; i++) {
+		if (fds[i] < 0)
+			continue;
+		if ((moved[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 3)) < 0)
+			goto fail;
+	}
+	for (int i = 0; i < 3; i++)
+		if (moved[i] >= 0 && dup2(moved[i], i) < 0)
+			goto fail;
+
+	if (cwd != NULL && chdir(cwd) != 0) {
+		r.stage = 1;
+		goto fail;
+	}
+
+	/* Nothing of ours reaches the program but 0, 1 and 2. */
+	if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
+		for (int fd = 3; fd < maxfd; fd++)
+			if (fd != report)
+				(void)close(fd);
+	}
+
+	sigemptyset(&none);
+	(void)sigprocmask(SIG_SETMASK, &none, NULL);
+	r.stage = 2;
+	execve(path, argv, envp);
+fail:
+	r.err = errno;
+	(void)!write(report, &r, sizeof r);
+	_exit(127);
+}
+
+/*
+ * Fork and exec argv with fds as its 0..2.  0 with *pidp, or a negative
+ * errno with *err.
+ */
+static int
+start_child(char *const argv[], char *const envp[], const int fds[3],
+	    const char *cwd, pid_t *pidp, char **err)
+{
+	struct child_report r;
+	sigset_t all, old;
+	int rep[2], e, maxfd;
+	char *path;
+	ssize_t n;
+	pid_t pid;
+	long open_max;
+
+	if (argv == NULL || argv[0] == NULL || argv[0][0] == '\0') {
+		set_err(err, "cannot run an empty command");
+		return -EINVAL;
+	}
+	path = find_in_path(argv[0], envp != NULL ? envp_get(envp, "PATH") : NULL);
+	if (path == NULL) {
+		e = errno ? errno : ENOENT;
+		set_err(err, "cannot run '%s': %s", argv[0], strerror(e));
+		return -e;
+	}
+	open_max = sysconf(_SC_OPEN_MAX);
+	maxfd = open_max > 0 && open_max < 65536 ? (int)open_max : 65536;
+	if (pipe2(rep, O_CLOEXEC) != 0) {
+		e = errno;
+		free(path);
+		set_err(err, "cannot run '%s': pipe: %s", argv[0], strerror(e));
+		return -e;
+	}
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pid = fork();
+	if (pid == 0)
+		child_exec(path, argv, envp != NULL ? envp : environ, fds, cwd,
+			   rep[1], maxfd);
+	e = errno;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	free(path);
+	close(rep[1]);
+	if (pid < 0) {
+		close(rep[0]);
+		set_err(err, "cannot run '%s': fork: %s", argv[0], strerror(e));
+		return -e;
+	}
+
+	do
+		n = read(rep[0], &r, sizeof r);
+	while (n < 0 && errno == EINTR);
+	close(rep[0]);
+	if (n == (ssize_t)sizeof r) {
+		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+			;
+		if (r.stage == 1)
+			set_err(err, "cannot run '%s' in '%s': %s", argv[0], cwd,
+				strerror(r.err));
+		else
+			set_err(err, "cannot run '%s': %s", argv[0], strerror(r.err));
+		return r.err > 0 ? -r.err : -EIO;
+	}
+	*pidp = pid;
+	return 0;
+}
+
+static int
+wait_child(pid_t pid, bool *signaled)
+{
+	int st;
+
+	while (waitpid(pid, &st, 0) < 0)
+		if (errno != EINTR)
+			return 127;
+	if (WIFSIGNALED(st)) {
+		if (signaled != NULL)
+			*signaled = true;
+		return 128 + WTERMSIG(st);
+	}
+	return WEXITSTATUS(st);
+}
+
+struct buf {
+	char *p;
+	size_t len;
+	size_t cap;
+};
+
+static void
+buf_add(struct buf *b, const char *s, size_t n, size_t max, bool *truncated)
+{
+	if (b->len + n > max) {
+		*truncated = true;
+		n = max - b->len;
+	}
+	if (b->len + n + 1 > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+
+		while (cap < b->len + n + 1)
+			cap *= 2;
+		b->p = xreallocarray(b->p, cap, 1);
+		b->cap = cap;
+	}
+	memcpy(b->p + b->len, s, n);
+	b->len += n;
+	b->p[b->len] = '\0';
+}
+
+static char *
+buf_finish(struct buf *b, size_t *lenp)
+{
+	if (b->p == NULL)
+		b->p = xcalloc(1, 1);
+	*lenp = b->len;
+	return b->p;
+}
+
+static long long
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void
+close_fd(int *fd)
+{
+	if (*fd >= 0) {
+		close(*fd);
+		*fd = -1;
+	}
+}
+
+int
+spawn_capture_opts(char *const argv[], char *const envp[], const struct spawn_opts *opts,
+		   struct spawn_result *out, char **err)
+{
+	static const struct spawn_opts none;
+	struct buf bufs[2] = { { NULL, 0, 0 }, { NULL, 0, 0 } };
+	int in[2] = { -1, -1 }, op[2] = { -1, -1 }, ep[2] = { -1, -1 };
+	int fds[3], rc, e;
+	const char *input;
+	size_t in_len = 0, in_off = 0, max;
+	sigset_t pipeset, oldmask, pending;
+	bool pipe_was_pending, truncated = false, timed_out = false, signaled = false;
+	long long deadline = -1;
+	pid_t pid;
+
+	if (opts == NULL)
+		opts = &none;
+	input = opts->input;
+	if (input != NULL)
+		in_len = opts->input_len ? opts->input_len : strlen(input);
+	max = opts->max_output ? opts->max_output : SPAWN_OUTPUT_MAX;
+
+	if (pipe2(op, O_CLOEXEC) != 0 || pipe2(ep, O_CLOEXEC) != 0)
+		goto pipe_fail;
+	if (input != NULL) {
+		if (pipe2(in, O_CLOEXEC) != 0)
+			goto pipe_fail;
+	} else if ((in[0] = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0)
+		goto pipe_fail;
+
+	fds[0] = in[0];
+	fds[1] = op[1];
+	fds[2] = ep[1];
+	rc = start_child(argv, envp, fds, opts->cwd, &pid, err);
+	close_fd(&in[0]);
+	close_fd(&op[1]);
+	close_fd(&ep[1]);
+	if (rc < 0) {
+		close_fd(&in[1]);
+		close_fd(&op[0]);
+		close_fd(&ep[0]);
+		return rc;
+	}
+	if (in[1] >= 0) {
+		fcntl(in[1], F_SETFL, fcntl(in[1], F_GETFL) | O_NONBLOCK);
+		if (in_len == 0)
+			close_fd(&in[1]);
+	}
+
+	/* A child that stops reading its stdin must not kill us with SIGPIPE:
+	 * block it while writing and swallow the one we caused. */
+	sigemptyset(&pipeset);
+	sigaddset(&pipeset, SIGPIPE);
+	sigpending(&pending);
+	pipe_was_pending = sigismember(&pending, SIGPIPE);
+	pthread_sigmask(SIG_BLOCK, &pipeset, &oldmask);
+
+	if (opts->timeout_ms > 0)
+		deadline = now_ms() + opts->timeout_ms;
+	while (op[0] >= 0 || ep[0] >= 0) {
+		struct pollfd p[3];
+		int np = 0, wait_ms = -1, idx[3];
+
+		if (op[0] >= 0) {
+			idx[np] = 0;
+			p[np++] = (struct pollfd){ op[0], POLLIN, 0 };
+		}
+		if (ep[0] >= 0) {
+			idx[np] = 1;
+			p[np++] = (struct pollfd){ ep[0], POLLIN, 0 };
+		}
+		if (in[1] >= 0) {
+			idx[np] = 2;
+			p[np++] = (struct pollfd){ in[1], POLLOUT, 0 };
+		}
+		if (deadline >= 0) {
+			long long left = deadline - now_ms();
+
+			if (left <= 0) {
+				if (timed_out)
+					break; /* something outlived the child holding our pipes */
+				kill(pid, SIGKILL);
+				timed_out = true;
+				deadline = now_ms() + DRAIN_AFTER_KILL_MS;
+				continue;
+			}
+			wait_ms = left > INT_MAX ? INT_MAX : (int)left;
+		}
+		if (poll(p, (nfds_t)np, wait_ms) < 0) {
+			if (errno == EINTR)
+				continue;
+			break;
+		}
+		for (int i = 0; i < np; i++) {
+			if (p[i].revents == 0)
+				continue;
+			if (idx[i] == 2) {
+				ssize_t w = write(in[1], input + in_off, in_len - in_off);
+
+				if (w > 0)
+					in_off += (size_t)w;
+				else if (w < 0 && (errno == EAGAIN || errno == EINTR))
+					continue;
+				if (w <= 0 || in_off == in_len)
+					close_fd(&in[1]);
+				continue;
+			}
+			int *fd = idx[i] == 0 ? &op[0] : &ep[0];
+			char chunk[16384];
+			ssize_t n = read(*fd, chunk, sizeof chunk);
+
+			if (n > 0)
+				buf_add(&bufs[idx[i]], chunk, (size_t)n, max, &truncated);
+			else if (n == 0 || (errno != EAGAIN && errno != EINTR))
+				close_fd(fd);
+		}
+	}
+	close_fd(&in[1]);
+	close_fd(&op[0]);
+	close_fd(&ep[0]);
+
+	sigpending(&pending);
+	if (!pipe_was_pending && !sigismember(&oldmask, SIGPIPE) &&
+	    sigismember(&pending, SIGPIPE)) {
+		struct timespec zero = { 0, 0 };
+
+		sigtimedwait(&pipeset, NULL, &zero);
+	}
+	pthread_sigmask(SIG_SETMASK, &oldmask, NULL);
+
+	memset(out, 0, sizeof *out);
+	out->status = wait_child(pid, &signaled);
+	out->signaled = signaled;
+	out->timed_out = timed_out;
+	out->truncated = truncated;
+	out->out = buf_finish(&bufs[0], &out->out_len);
+	out->err = buf_finish(&bufs[1], &out->err_len);
+	return 0;
+
+pipe_fail:
+	e = errno;
+	close_fd(&in[0]);
+	close_fd(&in[1]);
+	close_fd(&op[0]);
+	close_fd(&op[1]);
+	close_fd(&ep[0]);
+	close_fd(&ep[1]);
+	set_err(err, "cannot run '%s': pipe: %s", argv && argv[0] ? argv[0] : "",
+		strerror(e));
+	return -e;
+}
+
+int
+spawn_capture(char *const argv[], char *const envp[], const char *input,
+	      struct spawn_result *out, char **err)
+{
+	struct spawn_opts o;
+
+	memset(&o, 0, sizeof o);
+	o.input = input;
+	return spawn_capture_opts(argv, envp, &o, out, err);
+}
+
+void
+spawn_result_free(struct spawn_result *r)
+{
+	if (r == NULL)
+		return;
+	free(r->out);
+	free(r->err);
+	memset(r, 0, sizeof *r);
+}
+
+int
+spawn_run(char *const argv[], char *const envp[], int *status, char **err)
+{
+	struct sigaction ign, oint, oquit;
+	const int fds[3] = { -1, -1, -1 };
+	pid_t pid;
+	int rc, st;
+
+	memset(&ign, 0, sizeof ign);
+	ign.sa_handler = SIG_IGN;
+	sigemptyset(&ign.sa_mask);
+	sigaction(SIGINT, &ign, &oint);
+	sigaction(SIGQUIT, &ign, &oquit);
+	rc = start_child(argv, envp, fds, NULL, &pid, err);
+	if (rc == 0) {
+		st = wait_child(pid, NULL);
+		if (status != NULL)
+			*status = st;
+	}
+	sigaction(SIGINT, &oint, NULL);
+	sigaction(SIGQUIT, &oquit, NULL);
+	return rc;
+}
+
+int
+spawn_exec(char *const argv[], char *const envp[], char **err)
+{
+	struct sigaction saved[NSIG], dfl;
+	bool reset[NSIG];
+	sigset_t none, oldmask;
+	char *path;
+	int e;
+
+	if (argv == NULL || argv[0] == NULL || argv[0][0] == '\0') {
+		set_err(err, "cannot run an empty command");
+		return -EINVAL;
+	}
+	path = find_in_path(argv[0], envp != NULL ? envp_get(envp, "PATH") : NULL);
+	if (path == NULL) {
+		e = errno ? errno : ENOENT;
+		set_err(err, "cannot run '%s': %s", argv[0], strerror(e));
+		return -e;
+	}
+	/* Ignored signals survive execve; the program should start clean. */
+	memset(&dfl, 0, sizeof dfl);
+	dfl.sa_handler = SIG_DFL;
+	sigemptyset(&dfl.sa_mask);
+	for (int sig = 1; sig < NSIG; sig++) {
+		reset[sig] = false;
+		if (sig == SIGKILL || sig == SIGSTOP)
+			continue;
+		if (sigaction(sig, NULL, &saved[sig]) == 0 && saved[sig].sa_handler == SIG_IGN)
+			reset[sig] = sigaction(sig, &dfl, NULL) == 0;
+	}
+	sigemptyset(&none);
+	pthread_sigmask(SIG_SETMASK, &none, &oldmask);
+	(void)close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
+	execve(path, argv, envp != NULL ? envp : environ);
+	e = errno;
+	pthread_sigmask(SIG_SETMASK, &oldmask, NULL);
+	for (int sig = 1; sig < NSIG; sig++)
+		if (reset[sig])
+			sigaction(sig, &saved[sig], NULL);
+	set_err(err, "cannot run '%s': %s", argv[0], strerror(e));
+	free(path);
+	return -e;
+}

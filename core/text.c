@@ -1,0 +1,60 @@
+/* text.c: making untrusted text safe to show on a terminal. */
+#include "text.h"
+#include "util.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Length of the valid UTF-8 sequence at s (1-4), or 0 when invalid. */
+static size_t
+utf8_len(const unsigned char *s)
+{
+	size_t n;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		n = 2;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		n = 3;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	for (size_t i = 1; i < n; i++)
+		if ((s[i] & 0xc0) != 0x80)
+			return 0;
+	/* C1 controls U+0080..U+009F encode as c2 80..c2 9f. */
+	if (n == 2 && s[0] == 0xc2 && s[1] < 0xa0)
+		return 0;
+	return n;
+}
+
+char *
+text_escape(const char *s, size_t max)
+{
+	const unsigned char *p = (const unsigned char *)s;
+	size_t cap = strlen(s) * 4 + 8, len = 0, n;
+	char *out = xmalloc(cap);
+
+	while (*p != '\0') {
+		if (max > 0 && len >= max) {
+			memcpy(out + len, "…", sizeof "…");
+			return out;
+		}
+		if (*p == '\n' || *p == '\t' || *p == '\r') {
+			out[len++] = '\\';
+			out[len++] = *p == '\n' ? 'n' : *p == '\t' ? 't' : 'r';
+			p++;
+		} else if (*p < 0x20 || *p == 0x7f || (n = utf8_len(p)) == 0) {
+			len += (size_t)snprintf(out + len, cap - len, "\\x%02x", *p);
+			p++;
+		} else {
+			memcpy(out + len, p, n);
+			len += n;
+			p += n;
+		}
+	}
+	out[len] = '\0';
+	return out;
+}

@@ -1,0 +1,1217 @@
+/* tmux.c: every tmux invocation hqt makes, argv only; see tmux.h for the why. */
+#include "tmux.h"
+#include "util.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+/* A wedged server must not hang hqt forever. */
+#define TMUX_TIMEOUT_MS 30000
+
+void
+tmux_init(struct tmux *t, const char *socket, const char *session)
+{
+	memset(t, 0, sizeof *t);
+	t->socket = xstrdup(socket != NULL ? socket : "");
+	t->session = xstrdup(session != NULL && *session != '\0' ? session : "hqt");
+}
+
+void
+tmux_free(struct tmux *t)
+{
+	if (t == NULL)
+		return;
+	free(t->socket);
+	free(t->session);
+	free(t->config);
+	free(t->bin);
+	memset(t, 0, sizeof *t);
+}
+
+/* ---- argv building ---- */
+
+void
+tmux_argv_init(const struct tmux *t, struct strv *argv)
+{
+	strv_push(argv, t->bin != NULL ? t->bin : "tmux");
+	if (t->socket != NULL && *t->socket != '\0') {
+		strv_push(argv, "-L");
+		strv_push(argv, t->socket);
+	}
+	if (t->config != NULL) {
+		strv_push(argv, "-f");
+		strv_push(argv, t->config);
+	}
+}
+
+void
+tmux_argv_word(struct strv *argv, const char *word)
+{
+	size_t len = strlen(word);
+	char *w;
+
+	if (len == 0 || word[len - 1] != ';') {
+		strv_push(argv, word);
+		return;
+	}
+	/* "x;" -> "x\;": tmux strips the ';', sees the '\' and puts the ';' back. */
+	w = xmalloc(len + 2);
+	memcpy(w, word, len - 1);
+	w[len - 1] = '\\';
+	w[len] = ';';
+	w[len + 1] = '\0';
+	strv_take(argv, w);
+}
+
+void
+tmux_argv_sep(struct strv *argv)
+{
+	strv_push(argv, ";");
+}
+
+char *
+tmux_format_escape(const char *s)
+{
+	size_t n = 0;
+	char *out, *o;
+
+	for (const char *p = s; *p; p++)
+		n += *p == '#' ? 2 : 1;
+	out = o = xmalloc(n + 1);
+	for (const char *p = s; *p; p++) {
+		*o++ = *p;
+		if (*p == '#')
+			*o++ = '#';
+	}
+	*o = '\0';
+	return out;
+}
+
+static size_t
+argv_bytes(const struct strv *argv)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < argv->n; i++)
+		n += strlen(argv->v[i]) + 1;
+	return n;
+}
+
+/* ---- running ---- */
+
+/* The first non-empty line of s, control characters made visible. */
+static char *
+first_line(const char *s, size_t len)
+{
+	size_t i = 0, j;
+	char *line;
+
+	for (;;) {
+		while (i < len && (s[i] == '\n' || s[i] == '\r' || s[i] == ' '))
+			i++;
+		if (i >= len)
+			return NULL;
+		j = i;
+		while (j < len && s[j] != '\n')
+			j++;
+		line = xstrndup(s + i, j - i);
+		for (char *p = line; *p; p++)
+			if ((unsigned char)*p < 0x20 || *p == 0x7f)
+				*p = '?';
+		if (*trim(line) != '\0')
+			return line;
+		free(line);
+		i = j;
+	}
+}
+
+static bool
+err_has(const struct spawn_result *r, const char *what)
+{
+	return r->err != NULL && strstr(r->err, what) != NULL;
+}
+
+static bool
+no_server(const struct spawn_result *r)
+{
+	return err_has(r, "no server running on") || err_has(r, "error connecting to");
+}
+
+static char *
+error_text(const struct spawn_result *r)
+{
+	char *line, *msg, *p;
+
+	if (r->timed_out)
+		return xasprintf("tmux: no answer after %d seconds (is the server wedged?)",
+				 TMUX_TIMEOUT_MS / 1000);
+	line = first_line(r->err, r->err_len);
+	if (line == NULL)
+		line = first_line(r->out, r->out_len);
+	if (line == NULL)
+		return xasprintf("tmux: exited with status %d", r->status);
+	if (strncmp(line, "error connecting to ", 20) == 0) {
+		/* "error connecting to /tmp/tmux-0/x (No such file or directory)" */
+		if ((p = strstr(line, " (")) != NULL)
+			*p = '\0';
+		msg = xasprintf("tmux: no server running on %s", line + 20);
+	} else if (strcmp(line, "command too long") == 0)
+		msg = xasprintf("tmux: command too long (tmux takes about %d bytes of arguments)",
+				TMUX_ARGV_MAX);
+	else
+		msg = xasprintf("tmux: %s", line);
+	free(line);
+	return msg;
+}
+
+int
+tmux_run(const struct tmux *t, const struct strv *argv, struct spawn_result *res, char **err)
+{
+	struct spawn_opts o;
+	struct spawn_result r;
+	char *e = NULL;
+	int rc;
+
+	memset(&o, 0, sizeof o);
+	o.timeout_ms = TMUX_TIMEOUT_MS;
+	rc = spawn_capture_opts(strv_v(argv), NULL, &o, &r, &e);
+	if (rc < 0) {
+		if (rc == -ENOENT && t->bin == NULL)
+			set_err(err, "tmux not found; install it: apt-get install tmux");
+		else
+			set_err(err, "tmux: %s", e);
+		free(e);
+		return -1;
+	}
+	rc = 0;
+	if (r.status != 0) {
+		char *msg = error_text(&r);
+
+		set_err(err, "%s", msg);
+		free(msg);
+		rc = -1;
+	}
+	if (res != NULL)
+		*res = r;
+	else
+		spawn_result_free(&r);
+	return rc;
+}
+
+/* Run, and tell "tmux could not even be run" (-2) from "tmux said no" (-1). */
+static int
+run_full(const struct tmux *t, const struct strv *argv, struct spawn_result *res, char **err)
+{
+	memset(res, 0, sizeof *res);
+	if (tmux_run(t, argv, res, err) == 0)
+		return 0;
+	return res->out == NULL ? -2 : -1;
+}
+
+/* ---- names and targets ---- */
+
+static bool
+valid_window_name(const char *s)
+{
+	if (s == NULL || *s == '\0' || strlen(s) > 128)
+		return false;
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && *s != '_' && *s != '-')
+			return false;
+	return true;
+}
+
+/* "@12" or "%3": the sigil and digits only. */
+static bool
+valid_id(const char *s, char sigil)
+{
+	if (s == NULL || s[0] != sigil || s[1] == '\0' || strlen(s) > 20)
+		return false;
+	for (s++; *s; s++)
+		if (!isdigit((unsigned char)*s))
+			return false;
+	return true;
+}
+
+static bool
+valid_env_name(const char *s, size_t len)
+{
+	if (len == 0 || isdigit((unsigned char)s[0]))
+		return false;
+	for (size_t i = 0; i < len; i++)
+		if (!isalnum((unsigned char)s[i]) && s[i] != '_')
+			return false;
+	return true;
+}
+
+/* The -t argument for a window reference (see tmux.h).  Caller frees. */
+static char *
+window_target(const struct tmux *t, const char *w, char **err)
+{
+	if (valid_id(w, '@'))
+		return xasprintf("=%s:%s", t->session, w);
+	if (valid_id(w, '%'))
+		return xstrdup(w);
+	if (valid_window_name(w))
+		return xasprintf("=%s:=%s", t->session, w);
+	set_err(err, "tmux: bad window name '%s' (expected @N, %%N or letters, digits, '_', '-')",
+		w != NULL ? w : "");
+	return NULL;
+}
+
+/* ---- small parsers ---- */
+
+static int
+parse_num(const char *s, size_t len, long long *out)
+{
+	char buf[32], *end;
+	long long v;
+
+	if (len == 0 || len >= sizeof buf)
+		return -1;
+	memcpy(buf, s, len);
+	buf[len] = '\0';
+	if (!isdigit((unsigned char)buf[0]) && buf[0] != '-')
+		return -1;
+	errno = 0;
+	v = strtoll(buf, &end, 10);
+	if (errno != 0 || *end != '\0')
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* "@1 %2 345" (the -F of new-window and display) into out. */
+static int
+parse_window_line(const char *s, struct tmux_window *out)
+{
+	char wid[24], pid_s[24], pane[24];
+	const char *p = s, *q;
+	long long pid;
+	char *fields[3] = { wid, pane, pid_s };
+
+	for (int i = 0; i < 3; i++) {
+		q = p;
+		while (*q != '\0' && *q != ' ' && *q != '\n')
+			q++;
+		if (q == p || (size_t)(q - p) >= sizeof wid)
+			return -1;
+		memcpy(fields[i], p, (size_t)(q - p));
+		fields[i][q - p] = '\0';
+		p = *q == ' ' ? q + 1 : q;
+	}
+	if (!valid_id(wid, '@') || !valid_id(pane, '%') ||
+	    parse_num(pid_s, strlen(pid_s), &pid) != 0 || pid <= 0 || pid > LONG_MAX)
+		return -1;
+	memcpy(out->window_id, wid, sizeof out->window_id);
+	memcpy(out->pane_id, pane, sizeof out->pane_id);
+	out->pid = (long)pid;
+	return 0;
+}
+
+/* ---- server and session ---- */
+
+int
+tmux_server_running(const struct tmux *t, char **err)
+{
+	struct strv a = STRV_INIT;
+	struct spawn_result r;
+	int rc;
+
+	tmux_argv_init(t, &a);
+	strv_push(&a, "list-sessions");
+	strv_push(&a, "-F");
+	strv_push(&a, "#{session_id}");
+	rc = run_full(t, &a, &r, err);
+	strv_clear(&a);
+	if (rc == -1 && no_server(&r))
+		rc = 0;
+	else if (rc == 0)
+		rc = 1;
+	else
+		rc = -1;
+	spawn_result_free(&r);
+	return rc;
+}
+
+int
+tmux_kill_server(const struct tmux *t, char **err)
+{
+	struct strv a = STRV_INIT;
+	struct spawn_result r;
+	int rc;
+
+	tmux_argv_init(t, &a);
+	strv_push(&a, "kill-server");
+	rc = run_full(t, &a, &r, err);
+	strv_clear(&a);
+	if (rc == -1 && no_server(&r))
+		rc = 0;
+	spawn_result_free(&r);
+	return rc < 0 ? -1 : 0;
+}
+
+int
+tmux_version(const struct tmux *t, int *major, int *minor, char **text, char **err)
+{
+	struct strv a = STRV_INIT;
+	struct spawn_result r;
+	long maj = 0, min = 0;
+	char *line, *p;
+	int rc;
+
+	strv_push(&a, t->bin != NULL ? t->bin : "tmux");
+	strv_push(&a, "-V");
+	rc = run_full(t, &a, &r, err);
+	strv_clear(&a);
+	if (rc != 0) {
+		spawn_result_free(&r);
+		return -1;
+	}
+	line = first_line(r.out, r.out_len);
+	spawn_result_free(&r);
+	if (line == NULL) {
+		set_err(err, "tmux: -V printed nothing");
+		return -1;
+	}
+	/* "tmux 3.3a", "tmux next-3.4", "tmux master" (a build from git: new). */
+	for (p = line; *p != '\0' && !isdigit((unsigned char)*p); p++)
+		;
+	if (*p == '\0')
+		maj = 99;
+	else {
+		maj = strtol(p, &p, 10);
+		if (*p == '.')
+			min = strtol(p + 1, NULL, 10);
+	}
+	if (maj < TMUX_MIN_MAJOR || (maj == TMUX_MIN_MAJOR && min < TMUX_MIN_MINOR)) {
+		set_err(err, "%s is too old: hqt needs tmux %d.%d or newer", line,
+			TMUX_MIN_MAJOR, TMUX_MIN_MINOR);
+		free(line);
+		return -1;
+	}
+	if (major != NULL)
+		*major = (int)maj;
+	if (minor != NULL)
+		*minor = (int)min;
+	if (text != NULL)
+		*text = line;
+	else
+		free(line);
+	return 0;
+}
+
+int
+tmux_ensure_session(const struct tmux *t, char **err)
+{
+	struct strv a = STRV_INIT;
+	struct spawn_result r;
+	char *e = NULL;
+	int rc;
+
+	tmux_argv_init(t, &a);
+	strv_push(&a, "new-session");
+	strv_push(&a, "-d");
+	strv_push(&a, "-s");
+	tmux_argv_word(&a, t->session);
+	strv_push(&a, "-n");
+	strv_push(&a, TMUX_HOME_WINDOW);
+	rc = run_full(t, &a, &r, &e);
+	strv_clear(&a);
+	/* Two hqt processes racing: the loser's "duplicate session" is success. */
+	if (rc == -1 && err_has(&r, "duplicate session"))
+		rc = 0;
+	if (rc != 0)
+		set_err(err, "%s", e);
+	free(e);
+	spawn_result_free(&r);
+	return rc < 0 ? -1 : 0;
+}
+
+/* ---- windows ---- */
+
+/*
+ * -c CWD -e NAME=VALUE... -e HQT_WINDOW_ENV=NAMES -- ARGV...: what
+ * new-window and respawn-pane share.
+ */
+static int
+push_spawn_args(struct strv *a, const char *cwd, char *const argv[], char *const env[],
+		char **err)
+{
+	struct strv names = STRV_INIT;
+	struct stat st;
+	char *esc, *list;
+	size_t len = 0;
+
+	if (cwd == NULL || cwd[0] != '/' || stat(cwd, &st) != 0 || !S_ISDIR(st.st_mode)) {
+		set_err(err, "tmux: working directory '%s' is not an existing absolute directory",
+			cwd != NULL ? cwd : "");
+		return -1;
+	}
+	if (argv == NULL || argv[0] == NULL || argv[0][0] == '\0') {
+		set_err(err, "tmux: no command to run in the window");
+		return -1;
+	}
+	strv_push(a, "-c");
+	esc = tmux_format_escape(cwd);
+	tmux_argv_word(a, esc);
+	free(esc);
+	for (size_t i = 0; env != NULL && env[i] != NULL; i++) {
+		const char *eq = strchr(env[i], '=');
+		char *name;
+
+		if (eq == NULL || !valid_env_name(env[i], (size_t)(eq - env[i]))) {
+			set_err(err, "tmux: bad environment entry '%.*s' (expected NAME=VALUE)",
+				(int)strcspn(env[i], "="), env[i]);
+			strv_clear(&names);
+			return -1;
+		}
+		name = xstrndup(env[i], (size_t)(eq - env[i]));
+		if (strcmp(name, TMUX_WINDOW_ENV) == 0) {
+			set_err(err, "tmux: %s is hqt's own variable", TMUX_WINDOW_ENV);
+			free(name);
+			strv_clear(&names);
+			return -1;
+		}
+		if (strv_find(&names, name) < 0) {
+			len += strlen(name) + 1;
+			strv_take(&names, name);
+		} else
+			free(name);
+		strv_push(a, "-e");
+		tmux_argv_word(a, env[i]);
+	}
+	list = xmalloc(len + 1);
+	list[0] = '\0';
+	for (size_t i = 0, off = 0; i < names.n; i++) {
+		size_t l = strlen(names.v[i]);
+
+		if (i > 0)
+			list[off++] = ',';
+		memcpy(list + off, names.v[i], l);
+		off += l;
+		list[off] = '\0';
+	}
+	strv_push(a, "-e");
+	strv_pushf(a, "%s=%s", TMUX_WINDOW_ENV, list);
+	free(list);
+	strv_clear(&names);
+
+	strv_push(a, "--");
+	if (argv[1] == NULL) {
+		/* tmux runs a lone word with `sh -c WORD`; env(1) execs it as is. */
+		char *envbin = find_in_path("env", NULL);
+
+		strv_push(a, envbin != NULL ? envbin : "/usr/bin/env");
+		free(envbin);
+		strv_push(a, "--");
+	}
+	for (size_t i = 0; argv[i] != NULL; i++)
+		tmux_argv_word(a, argv[i]);
+	return 0;
+}
+
+static void
+push_window_options(struct strv *a, const char *target)
+{
+	tmux_argv_sep(a);
+	strv_push(a, "set-option");
+	strv_push(a, "-w");
+	strv_push(a, "-t");
+	strv_push(a, target);
+	strv_push(a, "remain-on-exit");
+	strv_push(a, "on");
+	/* A harness renaming its window would lose it from tmux_panes_find. */
+	tmux_argv_sep(a);
+	strv_push(a, "set-option");
+	strv_push(a, "-w");
+	strv_push(a, "-t");
+	strv_push(a, target);
+	strv_push(a, "allow-rename");
+	strv_push(a, "off");
+}
+
+#define WINDOW_FORMAT "#{window_id} #{pane_id} #{pane_pid}"
+
+static int
+check_size(const struct strv *a, char **err)
+{
+	size_t n = argv_bytes(a);
+
+	if (n > TMUX_ARGV_MAX) {
+		set_err(err, "tmux: command line of %zu bytes is too long for tmux (at most %d); "
+			"pass fewer or shorter environment variables", n, TMUX_ARGV_MAX);
+		return -1;
+	}
+	return 0;
+}
+
+int
+tmux_new_window(const struct tmux *t, const char *name, const char *cwd,
+		char *const argv[], char *const env[], struct tmux_window *out, char **err)
+{
+	struct strv a = STRV_INIT;
+	struct spawn_result r;
+	struct tmux_window w, check;
+	char *end = NULL, *e = NULL, *nl;
+	int rc = -1;
+
+	if (!valid_window_name(name)) {
+		set_err(err, "tmux: bad window name '%s' (letters, digits, '_', '-')",
+			name != NULL ? name : "");
+		return -1;
+	}
+	end = xasprintf("=%s:{end}", t->session);
+	tmux_argv_init(t, &a);
+	/* -a after {end}: the new window becomes {end}, which the chained
+	 * commands below can name before anything else happens in the server. */
+	strv_push(&a, "new-window");
+	strv_push(&a, "-d");
+	strv_push(&a, "-a");
+	strv_push(&a, "-P");
+	strv_push(&a, "-F");
+	strv_push(&a, WINDOW_FORMAT);
+	strv_push(&a, "-t");
+	strv_push(&a, end);
+	strv_push(&a, "-n");
+	strv_push(&a, name);
+	if (push_spawn_args(&a, cwd, argv, env, err) != 0)
+		goto out;
+	push_window_options(&a, end);
+	tmux_argv_sep(&a);
+	strv_push(&a, "display-message");
+	strv_push(&a, "-p");
+	strv_push(&a, "-t");
+	strv_push(&a, end);
+	strv_push(&a, WINDOW_FORMAT);
+	if (check_size(&a, err) != 0)
+		goto out;
+
+	for (int attempt = 0;; attempt++) {
+		int st = run_full(t, &a, &r, &e);
+
+		if (st == -1 && attempt == 0 &&
+		    (no_server(&r) || err_has(&r, "can't find session"))) {
+			/* The session (or server) went away: bring it back once. */
+			spawn_result_free(&r);
+			if (tmux_ensure_session(t, err) != 0)
+				goto out;
+			continue;
+		}
+		if (st != 0) {
+			set_err(err, "%s", e);
+			spawn_result_free(&r);
+			goto out;
+		}
+		break;
+	}
+	nl = strchr(r.out, '\n');
+	if (parse_window_line(r.out, &w) != 0 || nl == NULL ||
+	    parse_window_line(nl + 1, &check) != 0) {
+		set_err(err, "tmux: unexpected answer from new-window: '%.80s'", r.out);
+	} else if (strcmp(w.window_id, check.window_id) != 0) {
+		/* Cannot happen with tmux's command queue; never leave a window
+		 * without remain-on-exit behind if it somehow does. */
+		tmux_kill_window(t, w.window_id, NULL);
+		set_err(err, "tmux: the new window %s was not at the end of session %s",
+			w.window_id, t->session);
+	} else {
+		*out = w;
+		rc = 0;
+	}
+	spawn_result_free(&r);
+out:
+	free(e);
+	free(end);
+	strv_clear(&a);
+	return rc;
+}
+
+int
+tmux_respawn_window(const struct tmux *t, const char *window, const char *cwd,
+		    char *const argv[], char *const env[], struct tmux_window *out, char **err)
+{
+	struct strv a = STRV_INIT;
+	struct spawn_result r;
+	struct tmux_window w;
+	char *target;
+	int rc = -1;
+
+	if ((target = window_target(t, window, err)) == NULL)
+		return -1;
+	tmux_argv_init(t, &a);
+	strv_push(&a, "respawn-pane");
+	strv_push(&a, "-k");
+	strv_push(&a, "-t");
+	strv_push(&a, target);
+	if (push_spawn_args(&a, cwd, argv, env, err) != 0)
+		goto out;
+	push_window_options(&a, target);
+	tmux_argv_sep(&a);
+	strv_push(&a, "display-message");
+	strv_push(&a, "-p");
+	strv_push(&a, "-t");
+	strv_push(&a, target);
+	strv_push(&a, WINDOW_FORMAT);
+	if (check_size(&a, err) != 0)
+		goto out;
+	if (run_full(t, &a, &r, err) == 0) {
+		if (parse_window_line(r.out, &w) != 0)
+			set_err(err, "tmux: unexpected answer from respawn-pane: '%.80s'", r.out);
+		else {
+			*out = w;
+			rc = 0;
+		}
+	}
+	spawn_result_free(&r);
+out:
+	free(target);
+	strv_clear(&a);
+	return rc;
+}
+
+int
+tmux_kill_window(const struct tmux *t, const char *window, char **err)
+{
+	struct strv a = STRV_INIT;
+	struct spawn_result r;
+	char *target, *e = NULL;
+	int rc;
+
+	if ((target = window_target(t, window, err)) == NULL)
+		return -1;
+	tmux_argv_init(t, &a);
+	strv_push(&a, "kill-window");
+	strv_push(&a, "-t");
+	strv_push(&a, target);
+	rc = run_full(t, &a, &r, &e);
+	if (rc == -1 && (no_server(&r) || err_has(&r, "can't find")))
+		rc = 0; /* already gone */
+	if (rc != 0)
+		set_err(err, "%s", e);
+	free(e);
+	free(target);
+	spawn_result_free(&r);
+	strv_clear(&a);
+	return rc < 0 ? -1 : 0;
+}
+
+int
+tmux_resize_window(const struct tmux *t, const char *window, unsigned width,
+		   unsigned height, char **err)
+{
+	struct strv a = STRV_INIT;
+	char *target;
+	int rc;
+
+	if (width == 0 || height == 0 || width > 10000 || height > 10000) {
+		set_err(err, "tmux: bad window size %ux%u", width, height);
+		return -1;
+	}
+	if ((target = window_target(t, window, err)) == NULL)
+		return -1;
+	tmux_argv_init(t, &a);
+	strv_push(&a, "resize-window");
+	strv_push(&a, "-t");
+	strv_push(&a, target);
+	strv_push(&a, "-x");
+	strv_pushf(&a, "%u", width);
+	strv_push(&a, "-y");
+	strv_pushf(&a, "%u", height);
+	rc = tmux_run(t, &a, NULL, err);
+	free(target);
+	strv_clear(&a);
+	return rc;
+}
+
+/* ---- list-panes ---- */
+
+/*
+ * Twelve tab-terminated fields, then the three free-text fields back to back,
+ * cut by the byte lengths (#{n:}) given among the twelve.
+ */
+#define PANES_FORMAT                                                              \
+	"#{pane_id}\t#{window_id}\t#{pane_dead}\t#{pane_dead_status}\t"            \
+	"#{pane_dead_signal}\t#{pane_pid}\t#{window_activity}\t#{pane_width}\t"    \
+	"#{pane_height}\t#{n:session_name}\t#{n:window_name}\t"                     \
+	"#{n:pane_current_command}\t"                                              \
+	"#{session_name}#{window_name}#{pane_current_command}"
+#define PANES_NFIELDS 12
+
+static void
+pane_clear(struct tmux_pane *p)
+{
+	free(p->session);
+	free(p->window_name);
+	free(p->window_id);
+	free(p->pane_id);
+	free(p->current_command);
+	memset(p, 0, sizeof *p);
+}
+
+void
+tmux_panes_free(struct tmux_panes *p)
+{
+	if (p == NULL)
+		return;
+	for (size_t i = 0; i < p->n; i++)
+		pane_clear(&p->v[i]);
+	free(p->v);
+	p->v = NULL;
+	p->n = 0;
+}
+
+const struct tmux_pane *
+tmux_panes_find(const struct tmux_panes *p, const char *name)
+{
+	for (size_t i = 0; p != NULL && i < p->n; i++)
+		if (strcmp(p->v[i].window_name, name) == 0)
+			return &p->v[i];
+	return NULL;
+}
+
+/* An optional number: empty is -1. */
+static int
+parse_opt_num(const char *s, size_t len, long long *out)
+{
+	if (len == 0) {
+		*out = -1;
+		return 0;
+	}
+	return parse_num(s, len, out);
+}
+
+/* One record at buf[*off]; advances *off.  0, or -1 on malformed input. */
+static int
+parse_pane(const char *buf, size_t len, size_t *off, struct tmux_pane *p)
+{
+	const char *f[PANES_NFIELDS];
+	size_t fl[PANES_NFIELDS], pos = *off;
+	long long v[PANES_NFIELDS];
+	size_t tl[3];
+
+	memset(p, 0, sizeof *p);
+	for (int i = 0; i < PANES_NFIELDS; i++) {
+		size_t s = pos;
+
+		while (pos < len && buf[pos] != '\t' && buf[pos] != '\n')
+			pos++;
+		if (pos >= len || buf[pos] != '\t')
+			return -1;
+		f[i] = buf + s;
+		fl[i] = pos - s;
+		pos++;
+	}
+	for (int i = 2; i < PANES_NFIELDS; i++)
+		if (parse_opt_num(f[i], fl[i], &v[i]) != 0)
+			return -1;
+	for (int i = 0; i < 3; i++) {
+		if (v[9 + i] < 0 || (size_t)v[9 + i] > len - pos)
+			return -1;
+		tl[i] = (size_t)v[9 + i];
+	}
+	if (len - pos < tl[0] + tl[1] + tl[2] + 1 || buf[pos + tl[0] + tl[1] + tl[2]] != '\n')
+		return -1;
+	if (v[5] <= 0 || v[5] > LONG_MAX || v[7] < 0 || v[8] < 0 ||
+	    v[7] > UINT_MAX || v[8] > UINT_MAX)
+		return -1;
+	p->pane_id = xstrndup(f[0], fl[0]);
+	p->window_id = xstrndup(f[1], fl[1]);
+	if (!valid_id(p->pane_id, '%') || !valid_id(p->window_id, '@')) {
+		pane_clear(p);
+		return -1;
+	}
+	p->dead = v[2] == 1;
+	p->dead_status = v[3] >= 0 && v[3] <= 255 ? (int)v[3] : -1;
+	p->dead_signal = v[4] > 0 && v[4] < 256 ? (int)v[4] : -1;
+	p->pid = (long)v[5];
+	p->activity = v[6];
+	p->width = (unsigned)v[7];
+	p->height = (unsigned)v[8];
+	p->session = xstrndup(buf + pos, tl[0]);
+	pos += tl[0];
+	p->window_name = xstrndup(buf + pos, tl[1]);
+	pos += tl[1];
+	p->current_command = xstrndup(buf + pos, tl[2]);
+	pos += tl[2] + 1;
+	*off = pos;
+	return 0;
+}
+
+int
+tmux_list_panes(const struct tmux *t, struct tmux_panes *out, char **err)
+{
+	struct strv a = STRV_INIT;
+	struct spawn_result r;
+	struct tmux_panes ps = { NULL, 0 };
+	size_t off = 0, cap = 0;
+	char *e = NULL;
+	int rc;
+
+	tmux_argv_init(t, &a);
+	strv_push(&a, "list-panes");
+	strv_push(&a, "-a");
+	strv_push(&a, "-F");
+	strv_push(&a, PANES_FORMAT);
+	rc = run_full(t, &a, &r, &e);
+	strv_clear(&a);
+	if (rc == -1 && no_server(&r)) {
+		spawn_result_free(&r);
+		free(e);
+		out->v = NULL;
+		out->n = 0;
+		return 0;
+	}
+	if (rc != 0) {
+		set_err(err, "%s", e);
+		free(e);
+		spawn_result_free(&r);
+		return -1;
+	}
+	while (off < r.out_len) {
+		struct tmux_pane p;
+
+		if (parse_pane(r.out, r.out_len, &off, &p) != 0) {
+			set_err(err, "tmux: cannot parse list-panes output near byte %zu", off);
+			tmux_panes_free(&ps);
+			spawn_result_free(&r);
+			return -1;
+		}
+		if (strcmp(p.session, t->session) != 0) {
+			pane_clear(&p);
+			continue;
+		}
+		if (ps.n == cap) {
+			cap = cap ? cap * 2 : 16;
+			ps.v = xreallocarray(ps.v, cap, sizeof *ps.v);
+		}
+		ps.v[ps.n++] = p;
+	}
+	spawn_result_free(&r);
+	*out = ps;
+	return 0;
+}
+
+/* ---- capture ---- */
+
+static void
+make_nonce(char out[17])
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char b[8];
+	struct timespec ts;
+
+	if (getrandom(b, sizeof b, GRND_NONBLOCK) != (ssize_t)sizeof b) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		uint64_t x = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^
+			     ((uint64_t)getpid() << 40);
+		memcpy(b, &x, sizeof b);
+	}
+	for (int i = 0; i < 8; i++) {
+		out[2 * i] = hex[b[i] >> 4];
+		out[2 * i + 1] = hex[b[i] & 15];
+	}
+	out[16] = '\0';
+}
+
+/* Append display + capture-pane for one pane. */
+static void
+push_capture(struct strv *a, const char *pane, unsigned history, const char *header)
+{
+	strv_push(a, "display-message");
+	strv_push(a, "-p");
+	strv_push(a, "-t");
+	strv_push(a, pane);
+	strv_push(a, header);
+	tmux_argv_sep(a);
+	strv_push(a, "capture-pane");
+	strv_push(a, "-p");
+	strv_push(a, "-t");
+	strv_push(a, pane);
+	if (history > 0) {
+		strv_push(a, "-S");
+		strv_pushf(a, "-%u", history);
+	}
+}
+
+/* The end of the line starting at pos (index of its '\n'), or len. */
+static size_t
+line_end(const char *s, size_t len, size_t pos)
+{
+	const char *nl = memchr(s + pos, '\n', len - pos);
+
+	return nl != NULL ? (size_t)(nl - s) : len;
+}
+
+/*
+ * Read panes[from..to) out of one invocation's output.  Returns the index of
+ * the first pane it could not read (to when all were).
+ */
+static size_t
+split_captures(const char *out, size_t len, char *const panes[], size_t from, size_t to,
+	       unsigned history, const char *nonce, char **texts)
+{
+	size_t pos = 0, k;
+	char prefix[40];
+	int plen = snprintf(prefix, sizeof prefix, "hqt:%s:", nonce);
+
+	for (k = from; k < to; k++) {
+		size_t e = line_end(out, len, pos), start, nlines, got = 0;
+		long long height, hsize;
+		const char *h = out + pos, *c1, *c2;
+
+		if (pos >= len || e - pos <= (size_t)plen || memcmp(h, prefix, (size_t)plen) != 0)
+			break;
+		/* "%ID:HEIGHT:HSIZE" */
+		h += plen;
+		c1 = memchr(h, ':', (size_t)(out + e - h));
+		c2 = c1 != NULL ? memchr(c1 + 1, ':', (size_t)(out + e - c1 - 1)) : NULL;
+		if (c2 == NULL || (size_t)(c1 - h) != strlen(panes[k]) ||
+		    memcmp(h, panes[k], (size_t)(c1 - h)) != 0 ||
+		    parse_num(c1 + 1, (size_t)(c2 - c1 - 1), &height) != 0 ||
+		    parse_num(c2 + 1, (size_t)(out + e - c2 - 1), &hsize) != 0 ||
+		    height < 0 || hsize < 0)
+			break; /* display fell back to another pane: this one is gone */
+		nlines = (size_t)height + ((unsigned long long)hsize < history ? (size_t)hsize : history);
+		start = pos = e + 1;
+		while (got < nlines && pos < len) {
+			pos = line_end(out, len, pos);
+			if (pos >= len)
+				break;
+			pos++;
+			got++;
+		}
+		if (got < nlines)
+			break;
+		texts[k] = xstrndup(out + start, pos - start);
+	}
+	return k;
+}
+
+int
+tmux_capture_many(const struct tmux *t, char *const panes[], size_t n, unsigned history,
+		  char **texts, char **err)
+{
+	char nonce[17], *header, **got;
+	size_t i = 0;
+	int rc = 0;
+
+	for (size_t k = 0; k < n; k++)
+		if (!valid_id(panes[k], '%')) {
+			set_err(err, "tmux: bad pane id '%s'", panes[k] != NULL ? panes[k] : "");
+			return -1;
+		}
+	if (history > 100000)
+		history = 100000;
+	make_nonce(nonce);
+	header = xasprintf("hqt:%s:#{pane_id}:#{pane_height}:#{history_size}", nonce);
+	got = xcalloc(n ? n : 1, sizeof *got);
+
+	while (i < n) {
+		struct strv a = STRV_INIT;
+		struct spawn_result r;
+		size_t to = i, base, next = i;
+		char *e = NULL;
+		int st;
+
+		tmux_argv_init(t, &a);
+		base = argv_bytes(&a);
+		/* As many panes as fit one command line: ~100 per process. */
+		for (size_t used = base; to < n; to++) {
+			size_t need = 2 * (strlen(panes[to]) + 1) + strlen(header) + 1 + 64;
+
+			if (to > i && used + need > TMUX_ARGV_MAX)
+				break;
+			if (to > i)
+				tmux_argv_sep(&a);
+			push_capture(&a, panes[to], history, header);
+			used += need;
+		}
+		st = run_full(t, &a, &r, &e);
+		strv_clear(&a);
+		if (st == -2 || (st == -1 && r.timed_out)) {
+			set_err(err, "%s", e);
+			rc = -1;
+		} else if (st == -1 && no_server(&r)) {
+			next = n; /* every pane is gone */
+		} else {
+			next = split_captures(r.out, r.out_len, panes, i, to, history, nonce, got);
+			if (next < to && st == -1 && err_has(&r, "can't find")) {
+				next++; /* panes[next] does not exist: tmux stopped there */
+			} else if (next < to || st != 0) {
+				if (st == 0)
+					set_err(err, "tmux: cannot split the output of capture-pane");
+				else
+					set_err(err, "%s", e);
+				rc = -1;
+			}
+		}
+		free(e);
+		spawn_result_free(&r);
+		if (rc != 0)
+			break;
+		i = next;
+	}
+	free(header);
+	if (rc != 0) {
+		for (size_t k = 0; k < n; k++)
+			free(got[k]);
+	} else
+		memcpy(texts, got, n * sizeof *texts);
+	free(got);
+	return rc;
+}
+
+int
+tmux_capture(const struct tmux *t, const char *pane, unsigned history, char **text, char **err)
+{
+	char *const panes[] = { (char *)pane, NULL };
+
+	return tmux_capture_many(t, panes, 1, history, text, err);
+}
+
+/* ---- attach ---- */
+
+static bool
+same_file(const char *a, const char *b)
+{
+	struct stat sa, sb;
+
+	if (strcmp(a, b) == 0)
+		return true;
+	return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+	       sa.st_ino == sb.st_ino;
+}
+
+int
+tmux_attach_argv(const struct tmux *t, const char *window, struct strv *argv,
+		 struct strv *envp, bool *switch_client, char **err)
+{
+	const char *tm = getenv("TMUX");
+	bool same = false;
+	char *target;
+
+	if ((target = window_target(t, window, err)) == NULL)
+		return -1;
+	if (tm != NULL && *tm != '\0') {
+		/* $TMUX is "SOCKET_PATH,SERVER_PID,SESSION_INDEX". */
+		struct strv a = STRV_INIT;
+		struct spawn_result r;
+		char *ours, *theirs = xstrndup(tm, strcspn(tm, ","));
+		int rc;
+
+		tmux_argv_init(t, &a);
+		strv_push(&a, "display-message");
+		strv_push(&a, "-p");
+		strv_push(&a, "#{socket_path}");
+		rc = run_full(t, &a, &r, err);
+		strv_clear(&a);
+		if (rc != 0) {
+			spawn_result_free(&r);
+			free(theirs);
+			free(target);
+			return -1;
+		}
+		ours = first_line(r.out, r.out_len);
+		same = ours != NULL && same_file(ours, theirs);
+		free(ours);
+		free(theirs);
+		spawn_result_free(&r);
+	}
+	tmux_argv_init(t, argv);
+	strv_push(argv, same ? "switch-client" : "attach-session");
+	strv_push(argv, "-t");
+	strv_push(argv, target);
+	free(target);
+	if (!same && tm != NULL) {
+		/* Inside another server: a nested client, which tmux refuses
+		 * while $TMUX is set. */
+		for (char **e = environ; *e != NULL; e++)
+			if (strncmp(*e, "TMUX=", 5) != 0 && strncmp(*e, "TMUX_PANE=", 10) != 0)
+				strv_push(envp, *e);
+	}
+	if (switch_client != NULL)
+		*switch_client = same;
+	return 0;
+}
+
+int
+tmux_attach(const struct tmux *t, const char *window, bool wait, char **err)
+{
+	struct strv argv = STRV_INIT, envp = STRV_INIT;
+	char *const *env;
+	bool sw = false;
+	char *e = NULL;
+	int rc, status = 0;
+
+	if (tmux_attach_argv(t, window, &argv, &envp, &sw, err) != 0)
+		return -1;
+	env = envp.n > 0 ? strv_v(&envp) : NULL;
+	if (sw)
+		rc = tmux_run(t, &argv, NULL, err);
+	else if (!wait) {
+		rc = spawn_exec(strv_v(&argv), env, &e);
+		/* Only on failure. */
+		if (rc == -ENOENT && t->bin == NULL)
+			set_err(err, "tmux not found; install it: apt-get install tmux");
+		else
+			set_err(err, "tmux: %s", e);
+		rc = -1;
+	} else {
+		rc = spawn_run(strv_v(&argv), env, &status, &e);
+		if (rc == -ENOENT && t->bin == NULL)
+			set_err(err, "tmux not found; install it: apt-get install tmux");
+		else if (rc < 0)
+			set_err(err, "tmux: %s", e);
+		else if (status != 0)
+			set_err(err, "tmux: attach-session failed (exit status %d)", status);
+		rc = rc < 0 || status != 0 ? -1 : 0;
+	}
+	free(e);
+	strv_clear(&argv);
+	strv_clear(&envp);
+	return rc;
+}
+
+/* ---- the window's side ---- */
+
+int
+tmux_window_env(char *const envp[], struct strv *out)
+{
+	const char *names = envp_get(envp, TMUX_WINDOW_ENV);
+
+	if (names == NULL)
+		return -1;
+	for (char *const *e = envp; *e != NULL; e++) {
+		size_t len = strcspn(*e, "=");
+		const char *p = names;
+		bool keep = len == 4 && strncmp(*e, "TERM", 4) == 0;
+
+		if ((*e)[len] != '=' || (len == strlen(TMUX_WINDOW_ENV) &&
+					 strncmp(*e, TMUX_WINDOW_ENV, len) == 0))
+			continue;
+		while (!keep && *p != '\0') {
+			size_t l = strcspn(p, ",");
+
+			if (l == len && strncmp(p, *e, len) == 0)
+				keep = true;
+			p += l;
+			if (*p == ',')
+				p++;
+		}
+		if (keep)
+			strv_push(out, *e);
+	}
+	return 0;
+}

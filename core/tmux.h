@@ -1,0 +1,229 @@
+/* tmux.h: every tmux invocation hqt makes, built as an argv and run without a shell. */
+#ifndef HQT_TMUX_H
+#define HQT_TMUX_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "spawn.h"
+#include "strv.h"
+
+/*
+ * Which server and session hqt's windows live in.  tmux_init copies its
+ * arguments; tmux_free releases them.  Everything below builds
+ * `tmux [-L socket] [-f config] COMMAND...` and runs it with spawn_capture:
+ * one process per call, and where a call says so, several tmux commands
+ * chained with ";" in that one process (they then run atomically in the
+ * server: no other client's command and no child exit is handled between
+ * them).
+ *
+ * Needs tmux 3.2 or newer (new-window -e, the n: format modifier);
+ * tmux_version() checks.  Facts below were verified against tmux 3.3a.
+ *
+ * Errors come back in *err as one line starting "tmux: ", e.g.
+ * "tmux: no server running on /tmp/tmux-0/x", "tmux: can't find window: @4",
+ * or "tmux not found; install it: apt-get install tmux".
+ */
+struct tmux {
+	char *socket;   /* "": the user's default server (no -L); else tmux -L NAME */
+	char *session;  /* the tmux session that holds hqt's windows */
+	char *config;   /* NULL: tmux's own lookup; else -f FILE (tests: /dev/null) */
+	char *bin;      /* NULL: "tmux" from $PATH; else this program */
+};
+
+#define TMUX_HOME_WINDOW "hqt-home"   /* the first window of a session we create */
+#define TMUX_MIN_MAJOR 3
+#define TMUX_MIN_MINOR 2
+/* tmux refuses a command line longer than about 16 KiB ("command too long"). */
+#define TMUX_ARGV_MAX 16000
+
+/* socket NULL or "" means the default server. */
+void tmux_init(struct tmux *t, const char *socket, const char *session);
+void tmux_free(struct tmux *t);
+
+/* ---- building and running one invocation ---- */
+
+/* argv = tmux [-L socket] [-f config]. */
+void tmux_argv_init(const struct tmux *t, struct strv *argv);
+/*
+ * Append one word so that tmux's command parser hands it on unchanged.
+ * tmux ends a command at ANY argument that ends in ';' (and turns a trailing
+ * "\;" into ";"), so a word ending in ';' gets a backslash before it.
+ */
+void tmux_argv_word(struct strv *argv, const char *word);
+/* Append the ";" that separates two chained commands. */
+void tmux_argv_sep(struct strv *argv);
+/*
+ * tmux expands formats (#{...}, and #(...) which RUNS A SHELL COMMAND) in
+ * new-window's -c and -n; '#' doubled makes the text literal.  Caller frees.
+ */
+char *tmux_format_escape(const char *s);
+/*
+ * Run a built argv.  0 when tmux exited 0; else -1 with *err (res, when not
+ * NULL, is still filled whenever tmux ran).  res is the caller's to free.
+ */
+int tmux_run(const struct tmux *t, const struct strv *argv, struct spawn_result *res,
+	     char **err);
+
+/* ---- the server and the session ---- */
+
+/* 1 running, 0 not, -1 with *err (tmux missing). */
+int tmux_server_running(const struct tmux *t, char **err);
+/* Kill the whole server (tests, `hqt resume --all` tests).  No server is fine. */
+int tmux_kill_server(const struct tmux *t, char **err);
+/* `tmux -V` parsed; -1 with *err when missing or older than TMUX_MIN_*.
+ * *text (optional, caller frees) gets e.g. "tmux 3.3a". */
+int tmux_version(const struct tmux *t, int *major, int *minor, char **text, char **err);
+
+/*
+ * Create t->session detached (first window TMUX_HOME_WINDOW, the server's
+ * default shell) unless it exists; starts the server if needed.  Race-safe:
+ * when two hqt processes do this at once, the loser's "duplicate session" is
+ * success.
+ */
+int tmux_ensure_session(const struct tmux *t, char **err);
+
+/* ---- windows ---- */
+
+/*
+ * A window is named by "@N" (its id, scoped to t->session), "%N" (a pane id;
+ * its window), or a window name made of [A-Za-z0-9_-] (matched exactly,
+ * never as a prefix, within t->session).
+ */
+struct tmux_window {
+	char window_id[24];  /* "@3" */
+	char pane_id[24];    /* "%7" */
+	long pid;            /* the pane's process: argv[0] itself, no shell between */
+};
+
+/* Names tmux_new_window/respawn set with -e, listed for the launcher. */
+#define TMUX_WINDOW_ENV "HQT_WINDOW_ENV"
+
+/*
+ * Open window `name` (e.g. "hqt-3", [A-Za-z0-9_-]) in t->session, detached,
+ * running argv in directory cwd (absolute, must exist: tmux would silently
+ * fall back to $HOME), with remain-on-exit on and allow-rename off.
+ *
+ * ONE tmux invocation: new-window ... ; set-option -w remain-on-exit on ;
+ * set-option -w allow-rename off ; display (the new window's ids).  The
+ * window is created at the end of the session (-a after {end}) so the chained
+ * commands can name it as {end}; a harness that exits at once still leaves a
+ * dead pane with its output (in the first history line or two: tmux scrolls
+ * once to print "Pane is dead"; capture with history >= 2).
+ *
+ * argv reaches the process without a shell: with two or more words tmux
+ * execvp()s them as they are; a single word would be run with `sh -c`, so a
+ * one-word argv is sent as `env -- WORD`.  Words are escaped for tmux's
+ * ';' rule (tmux_argv_word).  Formats are NOT expanded in the command words
+ * or in -e values (verified), only in -c, which is escaped.
+ *
+ * Environment: tmux builds a pane's environment from the server's global
+ * environment (a copy of whichever client STARTED THE SERVER, possibly long
+ * ago and from another shell), plus the session environment
+ * (update-environment, copied at session creation), plus new-window -e, plus
+ * TERM, TMUX and TMUX_PANE that tmux sets itself.  So anything not passed in
+ * env is there by accident.  env ("NAME=VALUE" entries) is set with -e, and
+ * TMUX_WINDOW_ENV=NAME,NAME,... is added listing exactly those names; the
+ * process in the window (hqt exec-session) keeps only those and TERM
+ * (tmux_window_env) and drops the rest.  Pass HOME, PATH, USER, LANG, ...
+ * explicitly.  The whole command line must fit TMUX_ARGV_MAX.
+ */
+int tmux_new_window(const struct tmux *t, const char *name, const char *cwd,
+		    char *const argv[], char *const env[], struct tmux_window *out,
+		    char **err);
+
+/*
+ * Run argv again in an existing window (respawn-pane -k: whatever runs there
+ * is killed), same rules as tmux_new_window; remain-on-exit and allow-rename
+ * are set again in the same invocation.  out gets the new pid.
+ */
+int tmux_respawn_window(const struct tmux *t, const char *window, const char *cwd,
+			char *const argv[], char *const env[], struct tmux_window *out,
+			char **err);
+
+/* Kill a window.  A window (or server) already gone is success. */
+int tmux_kill_window(const struct tmux *t, const char *window, char **err);
+
+/* resize-window -x -y (the window stops following client sizes). */
+int tmux_resize_window(const struct tmux *t, const char *window, unsigned width,
+		       unsigned height, char **err);
+
+/* ---- status of every window at once ---- */
+
+struct tmux_pane {
+	char *session;          /* always t->session */
+	char *window_name;      /* "hqt-3" */
+	char *window_id;        /* "@3" */
+	char *pane_id;          /* "%7" */
+	bool dead;              /* the process ended (remain-on-exit kept it) */
+	int dead_status;        /* exit code; -1 when unknown: killed by a signal,
+				 * or not reaped yet (tmux 3.3a may report dead
+				 * before it knows the status, for a while) */
+	int dead_signal;        /* -1 when none or unknown */
+	long pid;               /* pane_pid */
+	long long activity;     /* window_activity: last output, epoch seconds */
+	unsigned width, height;
+	char *current_command;  /* pane_current_command (any bytes but NUL) */
+};
+
+struct tmux_panes {
+	struct tmux_pane *v;
+	size_t n;
+};
+
+/*
+ * Every pane of every window in t->session, with ONE `list-panes -a -F`
+ * call.  No server, or no such session, is not an error: an empty list.
+ * Free-text fields travel length-prefixed (#{n:...}), so a window name or a
+ * process name holding tabs or newlines cannot forge a record.
+ */
+int tmux_list_panes(const struct tmux *t, struct tmux_panes *out, char **err);
+void tmux_panes_free(struct tmux_panes *p);
+/* The first pane of the window named `name`, or NULL. */
+const struct tmux_pane *tmux_panes_find(const struct tmux_panes *p, const char *name);
+
+/*
+ * The visible text of n panes ("%N" ids), plus up to `history` lines above
+ * it, with a constant number of tmux processes: one invocation chains
+ * `display -p HEADER ; capture-pane -p ...` per pane, as many panes as fit
+ * TMUX_ARGV_MAX (about 100), so 100 sessions cost one process.  Each pane's
+ * text is found by counting lines (a capture prints exactly height +
+ * min(history, history_size) lines, both given by the header), never by
+ * searching for a separator the pane itself could print.
+ *
+ * texts[i] (caller frees each) is the text, lines ending in '\n', or NULL
+ * when the pane does not exist (then tmux stops the chain; the rest is
+ * captured by one more invocation).  No server: all NULL, and 0.
+ */
+int tmux_capture_many(const struct tmux *t, char *const panes[], size_t n,
+		      unsigned history, char **texts, char **err);
+int tmux_capture(const struct tmux *t, const char *pane, unsigned history, char **text,
+		 char **err);
+
+/* ---- the user's terminal ---- */
+
+/*
+ * The command that puts the user's terminal on `window`:
+ * `switch-client -t W` when $TMUX names this same server (its socket path,
+ * compared with `display -p '#{socket_path}'`), else `attach-session -t W`
+ * (with TMUX removed from *envp for a nested attach from another server).
+ * argv and envp are filled (envp NULL-terminated "NAME=VALUE", or left empty
+ * meaning "inherit").
+ */
+int tmux_attach_argv(const struct tmux *t, const char *window, struct strv *argv,
+		     struct strv *envp, bool *switch_client, char **err);
+/*
+ * Attach.  switch-client is run and waited for.  attach-session is exec'ed
+ * when `wait` is false (the CLI steps aside: returns only on failure), or
+ * run in the foreground and waited for when true (the TUI comes back).
+ */
+int tmux_attach(const struct tmux *t, const char *window, bool wait, char **err);
+
+/*
+ * For the process in the window: the entries of envp that tmux_new_window set
+ * on purpose (named in TMUX_WINDOW_ENV), and TERM, which tmux sets for each
+ * pane.  -1 when envp has no TMUX_WINDOW_ENV (not a window of ours).
+ */
+int tmux_window_env(char *const envp[], struct strv *out);
+
+#endif
