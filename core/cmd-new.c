@@ -50,7 +50,7 @@ cmd_new_exec(struct cmd_ctx *ctx, int argc, char **argv)
 
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+n:m:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "n:m:h", opts, NULL)) != -1) {
 		switch (c) {
 		case 'n': r.nickname = optarg; break;
 		case 'm': r.model = optarg; break;

@@ -18,9 +18,9 @@ extern const struct hqt_host_api *host;
 /* Check the host's table and keep it; 0, or -1 (return NULL from the entry). */
 int plugin_init(const struct hqt_host_api *h, struct hqt_error *err);
 
-/* Allocation failure aborts, as in the host. */
-void *xmalloc_p(size_t size);
-char *printf_p(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Allocation failure aborts, as in the host (these are the plugin's own). */
+void *xmalloc(size_t size);
+char *xasprintf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 /*
  * Split s on any byte of seps, trim blanks from each item, drop empty ones.
@@ -69,6 +69,9 @@ int id_copy(const char *id, char *buf, size_t len, struct hqt_error *err);
 
 /* "~" and "~/x" against ctx->home; anything else copied.  Caller frees. */
 char *home_path(const struct hqt_ctx *ctx, const char *path);
+/* host->bind_add of home_path(path). */
+void bind_path(const struct hqt_ctx *ctx, struct hqt_binds *out, const char *path,
+	       unsigned flags);
 /* True when two paths name the same directory (equal, or equal realpaths). */
 bool same_dir(const char *a, const char *b);
 /* Of a regular file: 0 with its mtime and birth time (the mtime where the

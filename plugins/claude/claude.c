@@ -1,0 +1,161 @@
+/* claude.c: the Claude Code harness plugin. */
+#include <dirent.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "../common/common.h"
+
+/*
+ * Claude Code facts, all in one place (SPEC §4; the CLI reference at
+ * code.claude.com/docs/en/cli-reference for the flags; the root guard that
+ * IS_SANDBOX=1 lifts is quoted from cli.js in anthropics/claude-code#58150).
+ * hqt picks the session id, so a spawn can be resumed by the same id.
+ */
+static const char PROGRAM[] = "claude";
+static const char SESSION_ID_FLAG[] = "--session-id";
+static const char RESUME_FLAG[] = "--resume";
+static const char MODEL_FLAG[] = "--model";
+static const char *const SKIP_FLAGS[] = {"--dangerously-skip-permissions", NULL};
+/* Without it, root is refused the skip flag even in a sandbox. */
+static const char ROOT_SANDBOX_ENV[] = "IS_SANDBOX";
+/* Login, transcripts (projects/<dir>/<id>.jsonl), settings. */
+static const char STATE_DIR[] = "~/.claude";
+static const char TRANSCRIPTS_DIR[] = "~/.claude/projects";
+/* Main state, rewritten by rename beside ~/.claude: seeded, never bound. */
+static const char STATE_FILE[] = "~/.claude.json";
+/* What the unsandboxed claude would run later: settings (hooks, statusLine),
+ * the usual hook-script directory, installed plugins (their hooks and MCP
+ * servers).  Read-only inside. */
+static const char *const PROTECTED[] = {
+	"~/.claude/settings.json", "~/.claude/settings.local.json",
+	"~/.claude/hooks", "~/.claude/plugins", NULL,
+};
+static const char *const WORKING_MARKERS[] = {
+	/* the spinner line "<glyph> <Gerund>… (<elapsed> · ..." */
+	"· *… (", "✢ *… (", "✳ *… (", "✶ *… (", "✻ *… (", "✽ *… (",
+	"esc to interrupt", NULL,
+};
+static const char *const WAITING_MARKERS[] = {
+	"Do you want to proceed?", "❯ 1. Yes",
+	"=❯", /* the empty input box */
+	NULL,
+};
+
+static const char *const CONFIG_KEYS[] = {"working_markers", "waiting_markers", NULL};
+
+static void
+skip_permission_flags(const struct hqt_ctx *ctx, struct hqt_strlist *out)
+{
+	(void)ctx;
+	list_words(out, SKIP_FLAGS);
+}
+
+static void
+sandbox_binds(const struct hqt_ctx *ctx, struct hqt_binds *out)
+{
+	bind_path(ctx, out, STATE_DIR, HQT_BIND_RW);
+	bind_path(ctx, out, STATE_FILE, HQT_BIND_SEED | HQT_BIND_RW);
+	for (const char *const *p = PROTECTED; *p; p++)
+		bind_path(ctx, out, *p, HQT_BIND_PROTECT);
+}
+
+static int
+build(const struct hqt_request *req, const char *id_flag,
+      struct hqt_cmd *out, struct hqt_error *err)
+{
+	if (check_request(req, err) < 0)
+		return HQT_ERROR;
+	if (!is_uuid(req->harness_session_id)) {
+		host->set_error(err, "claude needs a uuid as its session id, not '%s'",
+				req->harness_session_id ? req->harness_session_id : "");
+		return HQT_ERROR;
+	}
+	host->argv_push(out, PROGRAM);
+	host->argv_push(out, id_flag);
+	host->argv_push(out, req->harness_session_id);
+	push_tail(out, req, MODEL_FLAG, SKIP_FLAGS);
+	if (req->sandboxed && req->uid == 0)
+		host->env_set(out, ROOT_SANDBOX_ENV, "1");
+	return HQT_OK;
+}
+
+static int
+build_spawn(const struct hqt_ctx *ctx, const struct hqt_request *req,
+	    struct hqt_cmd *out, struct hqt_error *err)
+{
+	(void)ctx;
+	return build(req, SESSION_ID_FLAG, out, err);
+}
+
+/* Whether claude wrote a transcript for id in any project directory. */
+static bool
+has_transcript(const struct hqt_ctx *ctx, const char *id)
+{
+	char *dir = home_path(ctx, TRANSCRIPTS_DIR);
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	bool found = false;
+
+	while (d && !found && (e = readdir(d))) {
+		char *p;
+
+		if (e->d_name[0] == '.')
+			continue;
+		p = xasprintf("%s/%s/%s.jsonl", dir, e->d_name, id);
+		found = access(p, F_OK) == 0;
+		free(p);
+	}
+	if (d)
+		closedir(d);
+	free(dir);
+	return found;
+}
+
+static int
+build_resume(const struct hqt_ctx *ctx, const struct hqt_request *req,
+	     struct hqt_cmd *out, struct hqt_error *err)
+{
+	/* No transcript until the first turn: claude would refuse --resume,
+	 * so the host spawns again with the same --session-id. */
+	if (is_uuid(req->harness_session_id) &&
+	    !has_transcript(ctx, req->harness_session_id))
+		return HQT_FRESH;
+	return build(req, RESUME_FLAG, out, err);
+}
+
+static int
+generate_session_id(const struct hqt_ctx *ctx, char *buf, size_t len,
+		    struct hqt_error *err)
+{
+	(void)ctx;
+	return uuid_v4(buf, len, err);
+}
+
+static enum hqt_status
+parse_status(const struct hqt_ctx *ctx, const char *screen,
+	     size_t len)
+{
+	return markers_status(ctx, screen, len, WORKING_MARKERS, WAITING_MARKERS);
+}
+
+static const struct hqt_plugin plugin = {
+	.abi_major = HQT_PLUGIN_ABI_MAJOR,
+	.abi_minor = HQT_PLUGIN_ABI_MINOR,
+	.struct_size = sizeof(struct hqt_plugin),
+	.name = "claude",
+	.display_name = "Claude Code",
+	.flags = 0,
+	.config_keys = CONFIG_KEYS,
+	.skip_permission_flags = skip_permission_flags,
+	.sandbox_binds = sandbox_binds,
+	.build_spawn = build_spawn,
+	.build_resume = build_resume,
+	.generate_session_id = generate_session_id,
+	.parse_status = parse_status,
+};
+
+HQT_PLUGIN_EXPORT const struct hqt_plugin *
+hqt_plugin_query(const struct hqt_host_api *h, struct hqt_error *err)
+{
+	return plugin_init(h, err) == 0 ? &plugin : NULL;
+}

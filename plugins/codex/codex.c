@@ -1,0 +1,381 @@
+/* codex.c: the Codex CLI harness plugin. */
+#include <dirent.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <zstd.h>
+
+#include "../common/common.h"
+
+/*
+ * Codex CLI facts, all in one place (SPEC §4; the CLI reference at
+ * developers.openai.com/codex/cli/reference for the flags, which `codex
+ * resume` takes too; codex-rs's rollout recorder for the session files).
+ * Codex picks its own id; hqt finds it in the rollout file codex writes at
+ * the first turn.
+ */
+static const char PROGRAM[] = "codex";
+static const char RESUME_COMMAND[] = "resume";
+static const char MODEL_FLAG[] = "-m";
+static const char *const SKIP_FLAGS[] = {"--dangerously-bypass-approvals-and-sandbox", NULL};
+static const char HOME_ENV[] = "CODEX_HOME";
+static const char DEFAULT_HOME[] = "~/.codex";
+/* Under the codex home; what the unsandboxed codex would run later (MCP
+ * servers, notify), so read-only inside. */
+static const char *const PROTECTED[] = {"config.toml", NULL};
+/* <home>/sessions/YYYY/MM/DD/rollout-*.jsonl or .jsonl.zst; the first line is
+ * {"type":"session_meta","payload":{"id","timestamp","cwd","source",...}}. */
+static const char SESSIONS_DIR[] = "sessions";
+static const char ROLLOUT_PREFIX[] = "rollout-";
+static const char *const ROLLOUT_SUFFIXES[] = {".jsonl", ".jsonl.zst", NULL};
+static const char META_TYPE[] = "session_meta";
+static const char OUR_SOURCE[] = "cli"; /* exec and sub-agents differ */
+static const char *const FORK_KEYS[] = {
+	"forked_from_id", "parent_id", "parent_session_id", "parent_thread_id", NULL,
+};
+static const char *const WORKING_MARKERS[] = {"esc to interrupt", "Working (", NULL};
+static const char *const WAITING_MARKERS[] = {
+	"Would you like to run the following command?",
+	"Would you like to make the following edits?",
+	"› 1. Yes, proceed", NULL,
+};
+
+/* A decompressed first line longer than this is a bomb, not a record. */
+#define MAX_ZST_LINE ((size_t)64 << 20)
+
+static const char *const CONFIG_KEYS[] = {"working_markers", "waiting_markers", NULL};
+
+static char *
+codex_home(const struct hqt_ctx *ctx)
+{
+	const char *env = getenv(HOME_ENV);
+
+	return env && env[0] ? xasprintf("%s", env) : home_path(ctx, DEFAULT_HOME);
+}
+
+static void
+skip_permission_flags(const struct hqt_ctx *ctx, struct hqt_strlist *out)
+{
+	(void)ctx;
+	list_words(out, SKIP_FLAGS);
+}
+
+static void
+sandbox_binds(const struct hqt_ctx *ctx, struct hqt_binds *out)
+{
+	char *home = codex_home(ctx);
+
+	bind_path(ctx, out, home, HQT_BIND_RW);
+	for (const char *const *p = PROTECTED; *p; p++) {
+		char *path = xasprintf("%s/%s", home, *p);
+
+		bind_path(ctx, out, path, HQT_BIND_PROTECT);
+		free(path);
+	}
+	free(home);
+}
+
+static int
+build(const struct hqt_request *req, const char *resume_id,
+      struct hqt_cmd *out, struct hqt_error *err)
+{
+	const char *home = getenv(HOME_ENV);
+
+	if (check_request(req, err) < 0)
+		return HQT_ERROR;
+	host->argv_push(out, PROGRAM);
+	if (resume_id) {
+		host->argv_push(out, RESUME_COMMAND);
+		host->argv_push(out, resume_id);
+	}
+	push_tail(out, req, MODEL_FLAG, SKIP_FLAGS);
+	/* A sandbox starts from a cleared environment. */
+	if (home && home[0])
+		host->env_set(out, HOME_ENV, home);
+	return HQT_OK;
+}
+
+static int
+build_spawn(const struct hqt_ctx *ctx, const struct hqt_request *req,
+	    struct hqt_cmd *out, struct hqt_error *err)
+{
+	(void)ctx;
+	return build(req, NULL, out, err);
+}
+
+static int
+build_resume(const struct hqt_ctx *ctx, const struct hqt_request *req,
+	     struct hqt_cmd *out, struct hqt_error *err)
+{
+	(void)ctx;
+	if (!req->harness_session_id)
+		return HQT_FRESH;
+	if (!id_ok(req->harness_session_id)) {
+		host->set_error(err, "bad codex session id '%s'", req->harness_session_id);
+		return HQT_ERROR;
+	}
+	return build(req, req->harness_session_id, out, err);
+}
+
+/* The first line of a plain file, of any length; NULL if none. */
+static char *
+first_line_plain(const char *path)
+{
+	FILE *f = fopen(path, "re");
+	char *line = NULL;
+	size_t cap = 0;
+
+	if (!f)
+		return NULL;
+	if (getline(&line, &cap, f) < 0) {
+		free(line);
+		line = NULL;
+	}
+	fclose(f);
+	return line;
+}
+
+/* The first line of a zstd file, decompressing only as far as it goes. */
+static char *
+first_line_zst(const struct hqt_ctx *ctx, const char *path)
+{
+	FILE *f = fopen(path, "re");
+	ZSTD_DCtx *dctx = ZSTD_createDCtx();
+	size_t in_cap = ZSTD_DStreamInSize(), step = ZSTD_DStreamOutSize();
+	char *in = xmalloc(in_cap), *line = NULL;
+	size_t len = 0, cap = 0;
+	const char *why = !f ? "cannot open" : !dctx ? "no zstd context" : NULL;
+	bool done = false;
+
+	while (!why && !done) {
+		ZSTD_inBuffer ib = {in, fread(in, 1, in_cap, f), 0};
+		ZSTD_outBuffer ob;
+
+		if (ib.size == 0) {
+			why = ferror(f) ? "read error" : NULL;
+			break; /* a file of one line without a newline */
+		}
+		do {
+			if (cap - len < step + 1) {
+				if (len > MAX_ZST_LINE) {
+					why = "first line longer than 64 MiB";
+					break;
+				}
+				cap = cap * 2 + step + 1;
+				line = realloc(line, cap);
+				if (!line)
+					abort();
+			}
+			ob = (ZSTD_outBuffer){line + len, cap - len - 1, 0};
+			size_t r = ZSTD_decompressStream(dctx, &ob, &ib);
+			if (ZSTD_isError(r)) {
+				why = ZSTD_getErrorName(r);
+				break;
+			}
+			char *nl = memchr(line + len, '\n', ob.pos);
+			len = nl ? (size_t)(nl - line) : len + ob.pos;
+			done = nl != NULL;
+		} while (!done && (ib.pos < ib.size || ob.pos == ob.size));
+	}
+	if (why) {
+		host->log(ctx, "skipping %s: %s", path, why);
+		free(line);
+		line = NULL;
+	} else if (line) {
+		line[len] = '\0';
+	}
+	free(in);
+	ZSTD_freeDCtx(dctx);
+	if (f)
+		fclose(f);
+	return line;
+}
+
+/* "2026-10-12T17:00:00.123Z" as unix time, or fallback. */
+static int64_t
+iso_time(const char *s, int64_t fallback)
+{
+	struct tm tm = {0};
+	const char *rest = s ? strptime(s, "%Y-%m-%dT%H:%M:%S", &tm) : NULL;
+
+	if (!rest)
+		return fallback;
+	if (rest[0] == '.')
+		rest += 1 + strspn(rest + 1, "0123456789");
+	return strcmp(rest, "Z") ? fallback : (int64_t)timegm(&tm);
+}
+
+/* A session started by a user at the prompt, not a sub-agent or a fork. */
+static bool
+from_user(json_t *payload)
+{
+	const char *source = json_string_value(json_object_get(payload, "source"));
+
+	if (!source || strcmp(source, OUR_SOURCE))
+		return false;
+	for (const char *const *k = FORK_KEYS; *k; k++) {
+		json_t *v = json_object_get(payload, *k);
+
+		if (v && !json_is_null(v))
+			return false;
+	}
+	return true;
+}
+
+struct found {
+	char *id;
+	int64_t born; /* when the session started */
+};
+
+static void
+consider(const struct hqt_ctx *ctx, const struct hqt_request *req,
+	 const char *path, bool zst, struct found *f)
+{
+	int64_t mtime, born;
+	char *line;
+	json_t *rec, *payload;
+	const char *type, *id, *cwd;
+
+	if (file_times(path, &mtime, &born) < 0 || mtime < req->spawned_at - CAPTURE_SLACK)
+		return;
+	line = zst ? first_line_zst(ctx, path) : first_line_plain(path);
+	if (!line)
+		return;
+	rec = json_loads(line, 0, NULL);
+	free(line);
+	payload = json_object_get(rec, "payload");
+	type = json_string_value(json_object_get(rec, "type"));
+	id = json_string_value(json_object_get(payload, "id"));
+	cwd = json_string_value(json_object_get(payload, "cwd"));
+	if (type && !strcmp(type, META_TYPE) && from_user(payload) && id_ok(id) && cwd &&
+	    same_dir(cwd, req->project_path)) {
+		born = iso_time(json_string_value(json_object_get(payload, "timestamp")), born);
+		if (born >= req->spawned_at - CAPTURE_SLACK && (!f->id || born < f->born)) {
+			free(f->id);
+			f->id = xasprintf("%s", id);
+			f->born = born;
+		}
+	}
+	json_decref(rec);
+}
+
+/* A name of exactly n digits as a number, else -1. */
+static long
+digits(const char *s, size_t n)
+{
+	if (strlen(s) != n || strspn(s, "0123456789") != n)
+		return -1;
+	return strtol(s, NULL, 10);
+}
+
+/* The rollout kind of a file name: 1 plain, 2 zstd, 0 not a rollout. */
+static int
+rollout_kind(const char *name)
+{
+	size_t n = strlen(name);
+
+	if (strncmp(name, ROLLOUT_PREFIX, strlen(ROLLOUT_PREFIX)))
+		return 0;
+	for (int i = 0; ROLLOUT_SUFFIXES[i]; i++) {
+		size_t k = strlen(ROLLOUT_SUFFIXES[i]);
+
+		if (n > k && !strcmp(name + n - k, ROLLOUT_SUFFIXES[i]))
+			return i + 1;
+	}
+	return 0;
+}
+
+/*
+ * Walk sessions/YYYY/MM/DD (levels 0-2; date holds the digits so far),
+ * skipping days before min_day (YYYYMMDD), and consider the rollout files of
+ * every day left (level 3).
+ */
+static void
+walk(const struct hqt_ctx *ctx, const struct hqt_request *req,
+     const char *dir, int level, long date, long min_day, struct found *f)
+{
+	static const size_t width[] = {4, 2, 2};
+	static const long scale[] = {10000, 100, 1};
+	DIR *d = opendir(dir);
+	struct dirent *e;
+
+	while (d && (e = readdir(d))) {
+		char *path = xasprintf("%s/%s", dir, e->d_name);
+
+		if (level == 3) {
+			int kind = rollout_kind(e->d_name);
+
+			if (kind)
+				consider(ctx, req, path, kind == 2, f);
+		} else {
+			long v = digits(e->d_name, width[level]);
+			long key = date * 100 + v;
+
+			if (v >= 0 && key * scale[level] + scale[level] - 1 >= min_day)
+				walk(ctx, req, path, level + 1, key, min_day, f);
+		}
+		free(path);
+	}
+	if (d)
+		closedir(d);
+}
+
+/*
+ * The oldest session of ours started in the project since the spawn.  Day
+ * directories are named in local time; starting a day before the spawn's
+ * UTC date covers every time zone.
+ */
+static int
+capture_session_id(const struct hqt_ctx *ctx, const struct hqt_request *req,
+		   char *buf, size_t len, struct hqt_error *err)
+{
+	char *home = codex_home(ctx);
+	char *sessions = xasprintf("%s/%s", home, SESSIONS_DIR);
+	time_t t = (time_t)(req->spawned_at - 24 * 60 * 60);
+	struct found f = {NULL, 0};
+	struct tm tm;
+	int ret = 0;
+
+	if (gmtime_r(&t, &tm)) {
+		long min_day = (tm.tm_year + 1900L) * 10000 + (tm.tm_mon + 1) * 100 + tm.tm_mday;
+
+		walk(ctx, req, sessions, 0, 0, min_day, &f);
+	}
+	if (f.id)
+		ret = id_copy(f.id, buf, len, err);
+	free(f.id);
+	free(sessions);
+	free(home);
+	return ret;
+}
+
+static enum hqt_status
+parse_status(const struct hqt_ctx *ctx, const char *screen,
+	     size_t len)
+{
+	return markers_status(ctx, screen, len, WORKING_MARKERS, WAITING_MARKERS);
+}
+
+static const struct hqt_plugin plugin = {
+	.abi_major = HQT_PLUGIN_ABI_MAJOR,
+	.abi_minor = HQT_PLUGIN_ABI_MINOR,
+	.struct_size = sizeof(struct hqt_plugin),
+	.name = "codex",
+	.display_name = "Codex CLI",
+	.flags = HQT_PLUGIN_CAPTURES_SESSION_ID,
+	.config_keys = CONFIG_KEYS,
+	.skip_permission_flags = skip_permission_flags,
+	.sandbox_binds = sandbox_binds,
+	.build_spawn = build_spawn,
+	.build_resume = build_resume,
+	.capture_session_id = capture_session_id,
+	.parse_status = parse_status,
+};
+
+HQT_PLUGIN_EXPORT const struct hqt_plugin *
+hqt_plugin_query(const struct hqt_host_api *h, struct hqt_error *err)
+{
+	return plugin_init(h, err) == 0 ? &plugin : NULL;
+}

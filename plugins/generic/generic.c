@@ -1,0 +1,182 @@
+/* generic.c: serves every [harness.NAME] section with "plugin = generic", so
+ * an admin can describe a harness in hqt.ini without writing C. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "../common/common.h"
+
+/*
+ * The keys of such a section:
+ *   command                the program and its arguments (required)
+ *   resume_command         how to resume; unset: resume spawns `command`
+ *   skip_permission_flags  appended when sandboxed
+ *   model_flag             e.g. --model; with a model, "<flag> <model>" is
+ *                          appended (a model without it is an error)
+ *   binds                  comma list of host paths the harness needs in a
+ *                          sandbox, writable; a ":ro" suffix makes one
+ *                          read-only (e.g. ~/.aider.conf.yml:ro)
+ *   env                    comma list of NAME=VALUE set for the harness
+ *   working_markers, waiting_markers   screen markers (see common.h)
+ * command, resume_command and skip_permission_flags are split on blanks into
+ * argv words: no shell, no quoting, no expansion.
+ */
+static const char *const CONFIG_KEYS[] = {
+	"plugin", "command", "resume_command", "skip_permission_flags", "model_flag",
+	"binds", "env", "working_markers", "waiting_markers", NULL,
+};
+static const char BLANKS[] = " \t";
+static const char RO_SUFFIX[] = ":ro";
+/* No markers of its own: the INI gives them, else activity decides. */
+static const char *const NO_MARKERS[] = {NULL};
+
+static char **
+conf_words(const struct hqt_ctx *ctx, const char *key, const char *seps)
+{
+	return words_split(host->conf_get(ctx, key), seps);
+}
+
+static bool
+env_name_ok(const char *s, size_t n)
+{
+	static const char first[] = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ_";
+
+	if (n == 0 || !strchr(first, s[0]))
+		return false;
+	for (size_t i = 1; i < n; i++)
+		if (!strchr(first, s[i]) && !strchr("0123456789", s[i]))
+			return false;
+	return true;
+}
+
+static int
+configure(const struct hqt_ctx *ctx, struct hqt_error *err)
+{
+	const char *resume = host->conf_get(ctx, "resume_command");
+	char **cmd = conf_words(ctx, "command", BLANKS);
+	char **env = conf_words(ctx, "env", ",");
+	int ret = 0;
+
+	if (!cmd[0]) {
+		host->set_error(err, "needs 'command', the program to run");
+		ret = HQT_ERROR;
+	} else if (resume && !resume[strspn(resume, BLANKS)]) {
+		host->set_error(err, "resume_command is empty");
+		ret = HQT_ERROR;
+	}
+	for (char **e = env; !ret && *e; e++) {
+		const char *eq = strchr(*e, '=');
+
+		if (!eq || !env_name_ok(*e, (size_t)(eq - *e))) {
+			host->set_error(err, "env: '%s' is not NAME=VALUE", *e);
+			ret = HQT_ERROR;
+		}
+	}
+	words_free(cmd);
+	words_free(env);
+	return ret;
+}
+
+static void
+skip_permission_flags(const struct hqt_ctx *ctx, struct hqt_strlist *out)
+{
+	char **flags = conf_words(ctx, "skip_permission_flags", BLANKS);
+
+	list_words(out, (const char *const *)flags);
+	words_free(flags);
+}
+
+static void
+sandbox_binds(const struct hqt_ctx *ctx, struct hqt_binds *out)
+{
+	char **binds = conf_words(ctx, "binds", ",");
+	size_t k = strlen(RO_SUFFIX);
+
+	for (char **b = binds; *b; b++) {
+		size_t n = strlen(*b);
+		bool ro = n > k && !strcmp(*b + n - k, RO_SUFFIX);
+
+		if (ro)
+			(*b)[n - k] = '\0';
+		bind_path(ctx, out, *b, ro ? HQT_BIND_RO : HQT_BIND_RW);
+	}
+	words_free(binds);
+}
+
+static int
+build(const struct hqt_ctx *ctx, const struct hqt_request *req,
+      const char *command_key, struct hqt_cmd *out, struct hqt_error *err)
+{
+	const char *model_flag = host->conf_get(ctx, "model_flag");
+	char **cmd, **skip, **env;
+
+	if (check_request(req, err) < 0)
+		return HQT_ERROR;
+	if (req->model && !(model_flag && model_flag[0])) {
+		host->set_error(err, "takes no model: [harness.%s] has no model_flag",
+				ctx->harness);
+		return HQT_ERROR;
+	}
+	/* configure() saw to it that the command has words. */
+	cmd = conf_words(ctx, command_key, BLANKS);
+	skip = conf_words(ctx, "skip_permission_flags", BLANKS);
+	env = conf_words(ctx, "env", ",");
+	push_words(out, (const char *const *)cmd);
+	push_tail(out, req, model_flag, (const char *const *)skip);
+	for (char **e = env; *e; e++) {
+		char *eq = strchr(*e, '=');
+
+		if (eq) {
+			*eq = '\0';
+			host->env_set(out, *e, eq + 1);
+		}
+	}
+	words_free(cmd);
+	words_free(skip);
+	words_free(env);
+	return HQT_OK;
+}
+
+static int
+build_spawn(const struct hqt_ctx *ctx, const struct hqt_request *req,
+	    struct hqt_cmd *out, struct hqt_error *err)
+{
+	return build(ctx, req, "command", out, err);
+}
+
+static int
+build_resume(const struct hqt_ctx *ctx, const struct hqt_request *req,
+	     struct hqt_cmd *out, struct hqt_error *err)
+{
+	if (!host->conf_get(ctx, "resume_command"))
+		return HQT_FRESH;
+	return build(ctx, req, "resume_command", out, err);
+}
+
+static enum hqt_status
+parse_status(const struct hqt_ctx *ctx, const char *screen,
+	     size_t len)
+{
+	return markers_status(ctx, screen, len, NO_MARKERS, NO_MARKERS);
+}
+
+static const struct hqt_plugin plugin = {
+	.abi_major = HQT_PLUGIN_ABI_MAJOR,
+	.abi_minor = HQT_PLUGIN_ABI_MINOR,
+	.struct_size = sizeof(struct hqt_plugin),
+	.name = "generic",
+	.display_name = "Generic harness",
+	.flags = HQT_PLUGIN_MULTI,
+	.config_keys = CONFIG_KEYS,
+	.configure = configure,
+	.skip_permission_flags = skip_permission_flags,
+	.sandbox_binds = sandbox_binds,
+	.build_spawn = build_spawn,
+	.build_resume = build_resume,
+	.parse_status = parse_status,
+};
+
+HQT_PLUGIN_EXPORT const struct hqt_plugin *
+hqt_plugin_query(const struct hqt_host_api *h, struct hqt_error *err)
+{
+	return plugin_init(h, err) == 0 ? &plugin : NULL;
+}

@@ -1,0 +1,75 @@
+# fake-lib.sh: what every fake harness shares (sourced, not run); see README.md.
+# A harness script sets FAKE_NAME and defines draw_working, draw_waiting,
+# draw_idle and on_turn, then calls fake_main "$@".
+
+fake_dir=${FAKE_DIR:-$PWD/.fake}
+fake_control=${FAKE_CONTROL:-$fake_dir/control}
+
+# Record argv (argv[0] first, NUL-separated), the environment (env -0), the
+# working directory and the pid, so a test can see exactly what it received.
+fake_record() {
+	if [ -n "${FAKE_RECORD:-}" ]; then
+		rec=$FAKE_RECORD
+	else
+		rec=${FAKE_LOG_DIR:-$fake_dir}/$FAKE_NAME.$$
+	fi
+	mkdir -p "$(dirname "$rec")" 2>/dev/null || return 0
+	{
+		printf '%s\0' "$0" "$@" >"$rec.argv"
+		env -0 >"$rec.env"
+		pwd -P >"$rec.cwd"
+		echo $$ >>"$(dirname "$rec")/$FAKE_NAME.pids"
+	} 2>/dev/null || :
+}
+
+fake_uuid() {
+	cat /proc/sys/kernel/random/uuid 2>/dev/null ||
+		od -An -N16 -tx1 /dev/urandom | tr -d ' \n' |
+		sed 's/^\(........\)\(....\)\(....\)\(....\)\(............\)$/\1-\2-4\3-a\4-\5/' | cut -c1-36
+}
+
+# A JSON string body: backslash and double quote escaped.
+fake_json() {
+	printf '%s' "$1" | sed 's/\\/\\\\/g; s/"/\\"/g'
+}
+
+fake_clear() {
+	printf '\033[H\033[2J'
+}
+
+# Show the screen the control file asks for; redraw only when it changes.
+fake_loop() {
+	state= turned=
+	while :; do
+		want=
+		if [ -f "$fake_control" ]; then
+			IFS= read -r want <"$fake_control" || :
+		fi
+		[ -n "$want" ] || want=${FAKE_STATE:-idle}
+		if [ "$want" != "$state" ]; then
+			state=$want
+			case $want in
+			working)
+				if [ -z "$turned" ]; then turned=1; on_turn; fi
+				fake_clear; draw_working ;;
+			waiting) fake_clear; draw_waiting ;;
+			idle) fake_clear; draw_idle ;;
+			exit*)
+				code=${want#exit}
+				code=${code# }
+				case $code in ''|*[!0-9]*) code=0 ;; esac
+				echo "$FAKE_NAME: exiting with status $code"
+				exit "$code" ;;
+			crash*)
+				msg=${want#crash}
+				msg=${msg# }
+				msg=${msg#\"}
+				msg=${msg%\"}
+				printf '%s\n' "${msg:-$FAKE_NAME crashed}" >&2
+				exit 1 ;;
+			*) echo "$FAKE_NAME: unknown control '$want'" ;;
+			esac
+		fi
+		sleep 0.1
+	done
+}

@@ -1,0 +1,542 @@
+/* probe.c: the attacks and controls the sandbox tests run inside a real
+ * sandbox.  Each command prints one line "<command> <args>: <result>", where
+ * the result is "ok" (maybe followed by data) or the errno name. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/keyctl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <termios.h>
+#include <unistd.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+
+extern char **environ;
+
+static const char *cmdline; /* the current command and its arguments, for the output */
+
+static void
+result(const char *fmt, ...)
+{
+	va_list ap;
+
+	printf("%s: ", cmdline);
+	va_start(ap, fmt);
+	vprintf(fmt, ap);
+	va_end(ap);
+	putchar('\n');
+	fflush(stdout);
+}
+
+static void
+ok_or_errno(long r)
+{
+	if (r < 0)
+		result("%s", strerrorname_np(errno));
+	else
+		result("ok");
+}
+
+static int
+parse_int(const char *s, long *out)
+{
+	char *end;
+
+	errno = 0;
+	*out = strtol(s, &end, 0);
+	return errno == 0 && end != s && *end == '\0' ? 0 : -1;
+}
+
+static void
+cmd_read(const char *path)
+{
+	char buf[256];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0) {
+		ok_or_errno(-1);
+		return;
+	}
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n < 0) {
+		ok_or_errno(-1);
+		return;
+	}
+	buf[n] = '\0';
+	buf[strcspn(buf, "\n")] = '\0';
+	result("ok %s", buf);
+}
+
+static void
+cmd_write(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	size_t n = strlen(text);
+
+	if (fd < 0 || write(fd, text, n) != (ssize_t)n) {
+		ok_or_errno(-1);
+		if (fd >= 0)
+			close(fd);
+		return;
+	}
+	close(fd);
+	result("ok");
+}
+
+static void
+cmd_ls(const char *path)
+{
+	DIR *d = opendir(path);
+	struct dirent *de;
+	char out[2048] = "";
+
+	if (d == NULL) {
+		ok_or_errno(-1);
+		return;
+	}
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		strncat(out, " ", sizeof out - strlen(out) - 1);
+		strncat(out, de->d_name, sizeof out - strlen(out) - 1);
+	}
+	closedir(d);
+	result("ok%s", out);
+}
+
+static void
+cmd_status(void)
+{
+	FILE *f = fopen("/proc/self/status", "re");
+	char line[256];
+
+	if (f == NULL) {
+		ok_or_errno(-1);
+		return;
+	}
+	printf("%s: ok", cmdline);
+	while (fgets(line, sizeof line, f) != NULL) {
+		if (strncmp(line, "CapEff:", 7) == 0 || strncmp(line, "NoNewPrivs:", 11) == 0 ||
+		    strncmp(line, "Seccomp:", 8) == 0 || strncmp(line, "CapBnd:", 7) == 0) {
+			char *c = strchr(line, ':');
+			char *v = c + 1;
+			*c = '\0';
+			while (*v == ' ' || *v == '\t')
+				v++;
+			v[strcspn(v, "\n")] = '\0';
+			printf(" %s=%s", line, v);
+		}
+	}
+	fclose(f);
+	putchar('\n');
+	fflush(stdout);
+}
+
+static void
+cmd_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *de;
+	char out[1024] = "";
+	int self = d != NULL ? dirfd(d) : -1;
+
+	if (d == NULL) {
+		ok_or_errno(-1);
+		return;
+	}
+	while ((de = readdir(d)) != NULL) {
+		long fd;
+		if (parse_int(de->d_name, &fd) < 0 || fd == self)
+			continue;
+		snprintf(out + strlen(out), sizeof out - strlen(out), " %ld", fd);
+	}
+	closedir(d);
+	result("ok%s", out);
+}
+
+static void
+cmd_pids(void)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	int n = 0;
+
+	if (d == NULL) {
+		ok_or_errno(-1);
+		return;
+	}
+	while ((de = readdir(d)) != NULL) {
+		long pid;
+		n += parse_int(de->d_name, &pid) == 0;
+	}
+	closedir(d);
+	result("ok %d", n);
+}
+
+static void
+cmd_env(void)
+{
+	char out[8192] = "";
+
+	for (char **e = environ; *e != NULL; e++) {
+		size_t n = strcspn(*e, "=");
+		snprintf(out + strlen(out), sizeof out - strlen(out), " %.*s", (int)n, *e);
+	}
+	result("ok%s", out);
+}
+
+static void
+cmd_getenv(const char *name)
+{
+	const char *v = getenv(name);
+
+	if (v == NULL)
+		result("unset");
+	else
+		result("ok %s", v);
+}
+
+static void
+cmd_socket(const char *fam)
+{
+	static const struct { const char *name; long fam; } fams[] = {
+		{ "unix", AF_UNIX }, { "inet", AF_INET }, { "inet6", AF_INET6 },
+		{ "netlink", AF_NETLINK }, { "packet", AF_PACKET }, { "bluetooth", 31 },
+		{ "alg", 38 }, { "vsock", 40 }, { "key", 15 }, { "x25", 9 },
+		/* 0x100000002: AF_INET to a kernel that reads an int, but not to a
+		 * filter comparing 64 bits naively. */
+		{ "inet-high", 0x100000002L },
+	};
+	int type = SOCK_DGRAM;
+
+	for (size_t i = 0; i < sizeof fams / sizeof fams[0]; i++) {
+		if (strcmp(fams[i].name, fam) != 0)
+			continue;
+		if (fams[i].fam == AF_PACKET)
+			type = SOCK_RAW;
+		if (fams[i].fam == 38 || fams[i].fam == 40 || fams[i].fam == 31)
+			type = SOCK_SEQPACKET;
+		long fd = syscall(SYS_socket, fams[i].fam, type, 0);
+		if (fd < 0 && (fams[i].fam == 38 || fams[i].fam == 40 || fams[i].fam == 31)) {
+			int e = errno;
+			fd = syscall(SYS_socket, fams[i].fam, SOCK_STREAM, 0);
+			if (fd < 0)
+				errno = e;
+		}
+		ok_or_errno(fd);
+		if (fd >= 0)
+			close((int)fd);
+		return;
+	}
+	result("EINVAL unknown family");
+}
+
+static void
+cmd_connect_tcp(const char *host, const char *port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	long p;
+	int fd;
+
+	if (parse_int(port, &p) < 0 || inet_pton(AF_INET, host, &sa.sin_addr) != 1) {
+		result("EINVAL");
+		return;
+	}
+	sa.sin_port = htons((unsigned short)p);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		ok_or_errno(-1);
+		return;
+	}
+	ok_or_errno(connect(fd, (struct sockaddr *)&sa, sizeof sa));
+	close(fd);
+}
+
+static void
+cmd_connect_unix(const char *name, int abstract)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	size_t n = strlen(name);
+	socklen_t len;
+	int fd;
+
+	if (n + 2 > sizeof sa.sun_path) {
+		result("ENAMETOOLONG");
+		return;
+	}
+	memcpy(sa.sun_path + (abstract ? 1 : 0), name, n);
+	len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n + (abstract ? 1 : 0));
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0) {
+		ok_or_errno(-1);
+		return;
+	}
+	ok_or_errno(connect(fd, (struct sockaddr *)&sa, len));
+	close(fd);
+}
+
+static void
+cmd_clone_ns(unsigned long flag)
+{
+	long pid = syscall(SYS_clone, flag | SIGCHLD, 0, 0, 0, 0);
+
+	if (pid == 0)
+		_exit(0);
+	if (pid > 0)
+		waitpid((pid_t)pid, NULL, 0);
+	ok_or_errno(pid);
+}
+
+static void
+cmd_syscall(const char *name)
+{
+	long r;
+
+	if (strcmp(name, "getpid") == 0)
+		r = syscall(SYS_getpid);
+	else if (strcmp(name, "add_key") == 0)
+		r = syscall(SYS_add_key, "user", "hqt-probe", "x", 1, KEY_SPEC_PROCESS_KEYRING);
+	else if (strcmp(name, "keyctl") == 0)
+		r = syscall(SYS_keyctl, KEYCTL_GET_KEYRING_ID, KEY_SPEC_SESSION_KEYRING, 0);
+	else if (strcmp(name, "request_key") == 0)
+		r = syscall(SYS_request_key, "user", "hqt-probe", NULL, 0);
+	else if (strcmp(name, "io_uring_setup") == 0) {
+		char params[120] = { 0 };
+		r = syscall(SYS_io_uring_setup, 1, params);
+		if (r >= 0)
+			close((int)r);
+	} else if (strcmp(name, "mount") == 0)
+		r = mount("none", "/tmp", "tmpfs", 0, NULL);
+	else if (strcmp(name, "umount") == 0)
+		r = umount2("/tmp", MNT_DETACH);
+	else if (strcmp(name, "pivot_root") == 0)
+		r = syscall(SYS_pivot_root, "/tmp", "/tmp");
+	else if (strcmp(name, "fsopen") == 0)
+		r = syscall(SYS_fsopen, "tmpfs", 0);
+	else if (strcmp(name, "open_tree") == 0)
+		r = syscall(SYS_open_tree, AT_FDCWD, "/tmp", 1 /* OPEN_TREE_CLONE */);
+	else if (strcmp(name, "unshare-user") == 0)
+		r = unshare(CLONE_NEWUSER);
+	else if (strcmp(name, "unshare-mount") == 0)
+		r = unshare(CLONE_NEWNS);
+	else if (strcmp(name, "setns") == 0) {
+		int fd = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
+		r = fd < 0 ? -1 : setns(fd, 0);
+		if (fd >= 0)
+			close(fd);
+	} else if (strcmp(name, "clone-newuser") == 0) {
+		cmd_clone_ns(CLONE_NEWUSER);
+		return;
+	} else if (strcmp(name, "clone-plain") == 0) {
+		cmd_clone_ns(0);
+		return;
+	} else if (strcmp(name, "clone3") == 0) {
+		unsigned long args[11] = { 0 };
+		args[4] = SIGCHLD; /* exit_signal */
+		r = syscall(SYS_clone3, args, 88);
+		if (r == 0)
+			_exit(0);
+		if (r > 0)
+			waitpid((pid_t)r, NULL, 0);
+	} else if (strcmp(name, "bpf") == 0)
+		r = syscall(SYS_bpf, 0, NULL, 0);
+	else if (strcmp(name, "perf_event_open") == 0) {
+		char attr[128] = { 0 };
+		r = syscall(SYS_perf_event_open, attr, 0, -1, -1, 0);
+	} else if (strcmp(name, "userfaultfd") == 0)
+		r = syscall(SYS_userfaultfd, 0);
+	else if (strcmp(name, "x32-getpid") == 0)
+		r = syscall(0x40000000 | SYS_getpid); /* killed: only the native ABI passes */
+	else {
+		result("EINVAL unknown syscall");
+		return;
+	}
+	ok_or_errno(r);
+}
+
+static void
+cmd_tiocsti(const char *fdstr, int high)
+{
+	long fd;
+	char c = 'Q';
+	unsigned long req = TIOCSTI;
+
+	if (parse_int(fdstr, &fd) < 0) {
+		result("EINVAL");
+		return;
+	}
+	if (high)
+		req |= 1UL << 32; /* the kernel reads an unsigned int and drops these */
+	ok_or_errno(syscall(SYS_ioctl, (int)fd, req, &c));
+}
+
+static void
+cmd_tioclinux(const char *fdstr)
+{
+	long fd;
+	char sub = 6; /* TIOCL_GETSHIFTSTATE: harmless, and ENOTTY/EINVAL off a VT */
+
+	if (parse_int(fdstr, &fd) < 0) {
+		result("EINVAL");
+		return;
+	}
+	ok_or_errno(syscall(SYS_ioctl, (int)fd, (unsigned long)TIOCLINUX, &sub));
+}
+
+static void
+cmd_ctty(const char *fdstr)
+{
+	long fd;
+
+	if (parse_int(fdstr, &fd) < 0) {
+		result("EINVAL");
+		return;
+	}
+	/* tcgetpgrp succeeds only on the caller's controlling terminal */
+	ok_or_errno(tcgetpgrp((int)fd));
+}
+
+static void
+cmd_sleep(const char *secs)
+{
+	long s;
+
+	if (parse_int(secs, &s) < 0) {
+		result("EINVAL");
+		return;
+	}
+	result("ok started");
+	sleep((unsigned)s);
+	result("ok woke");
+}
+
+struct cmd {
+	const char *name;
+	int nargs;
+};
+
+static const struct cmd cmds[] = {
+	{ "read", 1 }, { "write", 2 }, { "open-write", 1 }, { "mkdir", 1 }, { "rename", 2 },
+	{ "unlink", 1 }, { "rmdir", 1 }, { "symlink", 2 }, { "stat", 1 }, { "ls", 1 },
+	{ "status", 0 }, { "fds", 0 }, { "pids", 0 }, { "env", 0 }, { "getenv", 1 },
+	{ "uid", 0 }, { "cwd", 0 }, { "socket", 1 }, { "connect-tcp", 2 },
+	{ "connect-abstract", 1 }, { "connect-unix", 1 }, { "syscall", 1 },
+	{ "tiocsti", 1 }, { "tiocsti-high", 1 }, { "tioclinux", 1 }, { "ctty", 1 },
+	{ "open-tty", 0 }, { "sleep", 2 }, { "exit", 1 },
+};
+
+int
+main(int argc, char **argv)
+{
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	for (int i = 1; i < argc;) {
+		const struct cmd *c = NULL;
+		char line[4096];
+		char **a;
+
+		for (size_t k = 0; k < sizeof cmds / sizeof cmds[0]; k++)
+			if (strcmp(cmds[k].name, argv[i]) == 0)
+				c = &cmds[k];
+		if (c == NULL || i + c->nargs >= argc) {
+			fprintf(stderr, "probe: bad command '%s'\n", argv[i]);
+			return 2;
+		}
+		a = argv + i + 1;
+		snprintf(line, sizeof line, "%s", argv[i]);
+		for (int k = 0; k < c->nargs; k++)
+			snprintf(line + strlen(line), sizeof line - strlen(line), " %s", a[k]);
+		cmdline = line;
+		i += 1 + c->nargs;
+
+		if (strcmp(c->name, "read") == 0)
+			cmd_read(a[0]);
+		else if (strcmp(c->name, "write") == 0)
+			cmd_write(a[0], a[1]);
+		else if (strcmp(c->name, "open-write") == 0) {
+			int fd = open(a[0], O_WRONLY | O_CLOEXEC);
+			ok_or_errno(fd);
+			if (fd >= 0)
+				close(fd);
+		} else if (strcmp(c->name, "mkdir") == 0)
+			ok_or_errno(mkdir(a[0], 0755));
+		else if (strcmp(c->name, "rename") == 0)
+			ok_or_errno(rename(a[0], a[1]));
+		else if (strcmp(c->name, "unlink") == 0)
+			ok_or_errno(unlink(a[0]));
+		else if (strcmp(c->name, "rmdir") == 0)
+			ok_or_errno(rmdir(a[0]));
+		else if (strcmp(c->name, "symlink") == 0)
+			ok_or_errno(symlink(a[0], a[1]));
+		else if (strcmp(c->name, "stat") == 0) {
+			struct stat st;
+			ok_or_errno(stat(a[0], &st));
+		} else if (strcmp(c->name, "ls") == 0)
+			cmd_ls(a[0]);
+		else if (strcmp(c->name, "status") == 0)
+			cmd_status();
+		else if (strcmp(c->name, "fds") == 0)
+			cmd_fds();
+		else if (strcmp(c->name, "pids") == 0)
+			cmd_pids();
+		else if (strcmp(c->name, "env") == 0)
+			cmd_env();
+		else if (strcmp(c->name, "getenv") == 0)
+			cmd_getenv(a[0]);
+		else if (strcmp(c->name, "uid") == 0)
+			result("ok %u", (unsigned)getuid());
+		else if (strcmp(c->name, "cwd") == 0) {
+			char buf[4096];
+			if (getcwd(buf, sizeof buf) == NULL)
+				ok_or_errno(-1);
+			else
+				result("ok %s", buf);
+		} else if (strcmp(c->name, "socket") == 0)
+			cmd_socket(a[0]);
+		else if (strcmp(c->name, "connect-tcp") == 0)
+			cmd_connect_tcp(a[0], a[1]);
+		else if (strcmp(c->name, "connect-abstract") == 0)
+			cmd_connect_unix(a[0], 1);
+		else if (strcmp(c->name, "connect-unix") == 0)
+			cmd_connect_unix(a[0], 0);
+		else if (strcmp(c->name, "syscall") == 0)
+			cmd_syscall(a[0]);
+		else if (strcmp(c->name, "tiocsti") == 0)
+			cmd_tiocsti(a[0], 0);
+		else if (strcmp(c->name, "tiocsti-high") == 0)
+			cmd_tiocsti(a[0], 1);
+		else if (strcmp(c->name, "tioclinux") == 0)
+			cmd_tioclinux(a[0]);
+		else if (strcmp(c->name, "ctty") == 0)
+			cmd_ctty(a[0]);
+		else if (strcmp(c->name, "open-tty") == 0) {
+			int fd = open("/dev/tty", O_RDWR | O_CLOEXEC);
+			ok_or_errno(fd);
+			if (fd >= 0)
+				close(fd);
+		} else if (strcmp(c->name, "sleep") == 0)
+			cmd_sleep(a[0]); /* a[1] is a marker the test finds the process by */
+		else if (strcmp(c->name, "exit") == 0) {
+			long code;
+			return parse_int(a[0], &code) == 0 ? (int)code : 2;
+		}
+	}
+	return 0;
+}
