@@ -17,6 +17,7 @@ extern const struct cmd_entry cmd_kill_entry;
 extern const struct cmd_entry cmd_rm_entry;
 extern const struct cmd_entry cmd_project_entry;
 extern const struct cmd_entry cmd_exec_session_entry;
+extern const struct cmd_entry cmd_complete_entry;
 extern const struct cmd_entry cmd_plugins_entry;
 extern const struct cmd_entry cmd_doctor_entry;
 
@@ -30,6 +31,7 @@ const struct cmd_entry *const cmd_table[] = {
 	&cmd_rm_entry,
 	&cmd_project_entry,
 	&cmd_exec_session_entry,
+	&cmd_complete_entry,
 	&cmd_plugins_entry,
 	&cmd_doctor_entry,
 	NULL,
