@@ -1044,15 +1044,34 @@ db_session_free(struct db_session *s)
 	free(s);
 }
 
+static void
+sessions_clear(struct db_session_list *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		session_clear(&l->v[i]);
+	free(l->v);
+	l->v = NULL;
+	l->n = 0;
+}
+
 void
 db_session_list_free(struct db_session_list *l)
 {
 	if (l == NULL)
 		return;
-	for (size_t i = 0; i < l->n; i++)
-		session_clear(&l->v[i]);
-	free(l->v);
+	sessions_clear(l);
 	free(l);
+}
+
+/* Hand the only session of l to the caller, emptying l. */
+static struct db_session *
+take_only(struct db_session_list *l)
+{
+	struct db_session *s = xmalloc(sizeof *s);
+
+	*s = l->v[0];
+	l->n = 0;
+	return s;
 }
 
 /* Fill s from a row of SESSION_COLS. */
@@ -1220,18 +1239,13 @@ db_session_get(struct db *db, long long id, struct db_session **out, char **err)
 		if (l.n == 0) {
 			fail(err, "no session %lld", id);
 		} else {
-			struct db_session *s = xmalloc(sizeof *s);
-			*s = l.v[0];
-			l.n = 0;
-			*out = s;
+			*out = take_only(&l);
 			ret = 0;
 		}
 	}
 	sqlite3_finalize(st);
 out:
-	for (size_t i = 0; i < l.n; i++)
-		session_clear(&l.v[i]);
-	free(l.v);
+	sessions_clear(&l);
 	free(what);
 	return ret;
 }
@@ -1277,18 +1291,13 @@ db_session_find(struct db *db, const char *key, struct db_session **out,
 			     key, list);
 			free(list);
 		} else {
-			struct db_session *s = xmalloc(sizeof *s);
-			*s = l.v[0];
-			l.n = 0;
-			*out = s;
+			*out = take_only(&l);
 			ret = 0;
 		}
 	}
 	sqlite3_finalize(st);
 out:
-	for (size_t i = 0; i < l.n; i++)
-		session_clear(&l.v[i]);
-	free(l.v);
+	sessions_clear(&l);
 	free(what);
 	return ret;
 }

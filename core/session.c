@@ -880,6 +880,19 @@ session_kill_project(struct cmd_ctx *ctx, const char *name, char **err)
 
 /* ---- status ---- */
 
+/* Two sessions of one harness started in one project at nearly the same time
+ * could both match one conversation: the first to claim it keeps it. */
+static bool
+id_taken(const struct db_session_list *l, const struct db_session *s, const char *id)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (&l->v[i] != s && l->v[i].harness_session_id != NULL &&
+		    strcmp(l->v[i].harness, s->harness) == 0 &&
+		    strcmp(l->v[i].harness_session_id, id) == 0)
+			return true;
+	return false;
+}
+
 int
 session_status_all(struct cmd_ctx *ctx, struct db_session_list *l, enum session_status *st,
 		   char **err)
@@ -948,6 +961,7 @@ session_status_all(struct cmd_ctx *ctx, struct db_session_list *l, enum session_
 			char *found = NULL;
 			request_of(s, &req);
 			if (harness_capture_id(h, &req, &found, &ign) == 1 &&
+			    !id_taken(l, s, found) &&
 			    db_session_set_harness_session_id(ctx->db, s->id, found, &ign) == 0)
 				s->harness_session_id = found;
 			else

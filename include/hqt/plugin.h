@@ -145,7 +145,8 @@ struct hqt_plugin {
 	/* Check the harness's section once at load; 0 or HQT_ERROR. Optional. */
 	int (*configure)(const struct hqt_ctx *ctx, struct hqt_error *err);
 
-	/* Flags appended when sandboxed. Optional. */
+	/* The skip-permission flags, for listing only: build_spawn and
+	 * build_resume append them themselves when req->sandboxed.  Optional. */
 	void (*skip_permission_flags)(const struct hqt_ctx *ctx,
 				      struct hqt_strlist *out);
 	/* Host paths the harness needs inside a sandbox. Optional. */
