@@ -11,8 +11,9 @@ static int cmd_new_exec(struct cmd_ctx *ctx, int argc, char **argv);
 
 const struct cmd_entry cmd_new_entry = {
 	.name = "new",
-	.usage = "new PROJECT HARNESS [--nickname N] [--model M] [--sandbox|--no-sandbox]\n"
-		 "                     [--fs ro|rw] [--net on|off] [--dry-run]",
+	/* One line: usage errors quote it, and an error is one line. */
+	.usage = "new PROJECT HARNESS [--nickname N] [--model M] [--sandbox|--no-sandbox] "
+		 "[--fs ro|rw] [--net on|off] [--dry-run]",
 	.summary = "start a session; prints its number",
 	.help = "Options:\n"
 		"  -n, --nickname N  a name for the session, unique in its project\n"

@@ -2,16 +2,14 @@
 #include "cmd.h"
 #include "db.h"
 #include "json-out.h"
+#include "project.h"
 #include "session.h"
 #include "text.h"
 
-#include <errno.h>
 #include <getopt.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 static int cmd_project_exec(struct cmd_ctx *ctx, int argc, char **argv);
 
@@ -27,48 +25,26 @@ const struct cmd_entry cmd_project_entry = {
 	.exec = cmd_project_exec,
 };
 
-/* Project names show up in the TUI, tmux and the shell: keep them plain. */
-static bool
-valid_project_name(const char *s)
-{
-	if (*s == '\0' || *s == '-' || strlen(s) > 64)
-		return false;
-	for (; *s; s++)
-		if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') ||
-		      (*s >= '0' && *s <= '9') || *s == '.' || *s == '_' || *s == '-'))
-			return false;
-	return true;
-}
-
 static int
 project_add(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	char real[PATH_MAX], *err = NULL, *shown;
-	struct stat st;
+	char *real = NULL, *err = NULL;
+	int rc;
 
 	if (argc != 3)
 		return cmd_usage_error(&cmd_project_entry, "project add needs NAME and PATH");
-	if (!valid_project_name(argv[1])) {
-		shown = text_escape(argv[1], 80);
-		cmd_error("bad project name '%s' (use letters, digits, '.', '_' and '-')", shown);
-		free(shown);
-		return EXIT_USAGE;
+	if ((rc = project_check(argv[1], argv[2], &real, &err)) != 0) {
+		cmd_error("%s", err);
+		free(err);
+		return rc == PROJECT_BAD_NAME ? EXIT_USAGE : EXIT_FAIL;
 	}
-	if (realpath(argv[2], real) == NULL || stat(real, &st) != 0) {
-		shown = text_escape(argv[2], 200);
-		cmd_error("cannot use '%s': %s", shown, strerror(errno));
-		free(shown);
+	if (cmd_db(ctx) != 0) {
+		free(real);
 		return EXIT_FAIL;
 	}
-	if (!S_ISDIR(st.st_mode)) {
-		shown = text_escape(real, 200);
-		cmd_error("'%s' is not a directory", shown);
-		free(shown);
-		return EXIT_FAIL;
-	}
-	if (cmd_db(ctx) != 0)
-		return EXIT_FAIL;
-	if (db_project_add(ctx->db, argv[1], real, NULL, &err) != 0) {
+	rc = db_project_add(ctx->db, argv[1], real, NULL, &err);
+	free(real);
+	if (rc != 0) {
 		cmd_error("%s", err);
 		free(err);
 		return EXIT_FAIL;

@@ -62,6 +62,14 @@ one_session(struct cmd_ctx *ctx, const struct cmd_entry *e, int argc, char **arg
 		*rc = cmd_print_help(e);
 		return NULL;
 	}
+	/* "--" lets a nickname that starts with '-' through. */
+	if (argc == 3 && strcmp(argv[1], "--") == 0) {
+		argc--;
+		argv++;
+	} else if (argc == 2 && argv[1][0] == '-' && argv[1][1] != '\0') {
+		*rc = cmd_usage_error(e, "unknown option '%s'", argv[1]);
+		return NULL;
+	}
 	if (argc != 2) {
 		*rc = cmd_usage_error(e, "%s needs one SESSION (a number or a nickname)", e->name);
 		return NULL;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+extern const struct cmd_entry cmd_tui_entry;
 extern const struct cmd_entry cmd_new_entry;
 extern const struct cmd_entry cmd_list_entry;
 extern const struct cmd_entry cmd_show_entry;
@@ -22,6 +23,7 @@ extern const struct cmd_entry cmd_plugins_entry;
 extern const struct cmd_entry cmd_doctor_entry;
 
 const struct cmd_entry *const cmd_table[] = {
+	&cmd_tui_entry,
 	&cmd_new_entry,
 	&cmd_list_entry,
 	&cmd_show_entry,

@@ -237,6 +237,19 @@ bad_value(struct parse *st, const char *section, const char *key, const char *va
 	free(k);
 }
 
+/* ASCII only, whatever the locale (the TUI calls setlocale). */
+static bool
+is_alpha(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+static bool
+is_alnum(char c)
+{
+	return is_alpha(c) || (c >= '0' && c <= '9');
+}
+
 /* tmux target syntax gives ':' '.' and leading '-' '$' '@' '%' '=' meanings,
  * and the socket name becomes a file name: only a safe alphabet passes. */
 static bool
@@ -247,20 +260,32 @@ valid_tmux_name(const char *s)
 	if (*s == '\0' || *s == '-')
 		return false;
 	for (; *s; s++, n++)
-		if (!isalnum((unsigned char)*s) && *s != '_' && *s != '-')
+		if (!is_alnum(*s) && *s != '_' && *s != '-')
 			return false;
 	return n <= TMUX_NAME_MAX;
 }
 
 #define TMUX_NAME_ACCEPTED "letters, digits, '_' and '-', not starting with '-', at most 64 characters"
 
+/* A key of a [harness.*] section: it ends up in plugins' messages. */
+static bool
+valid_key(const char *s)
+{
+	if (*s == '\0')
+		return false;
+	for (; *s; s++)
+		if (!is_alnum(*s) && *s != '_' && *s != '-' && *s != '.')
+			return false;
+	return true;
+}
+
 static bool
 valid_env_name(const char *s)
 {
-	if (!(isalpha((unsigned char)*s) || *s == '_'))
+	if (!(is_alpha(*s) || *s == '_'))
 		return false;
 	for (s++; *s; s++)
-		if (!(isalnum((unsigned char)*s) || *s == '_'))
+		if (!(is_alnum(*s) || *s == '_'))
 			return false;
 	return true;
 }
@@ -343,7 +368,7 @@ set_list(struct parse *st, const struct known_key *k, struct strv *list, const c
 
 	strv_clear(list);
 	strv_split(&items, value, ',', 0);
-	if (list->n + items.n > CONFIG_MAX_ITEMS) {
+	if (items.n > CONFIG_MAX_ITEMS) {
 		parse_error(st, st->lineno, "too many items for %s.%s (at most %d)", k->section,
 			    k->name, CONFIG_MAX_ITEMS);
 		strv_clear(&items);
@@ -466,6 +491,14 @@ set_harness(struct parse *st, const char *value)
 		}
 		free(sec->plugin);
 		sec->plugin = xstrdup(value);
+		return;
+	}
+	if (!valid_key(key)) {
+		char *k = printable(key);
+		parse_error(st, st->lineno,
+			    "bad key name '%s' in [harness.%s] (accepted: letters, digits, '_', '-' and '.')",
+			    k, sec->name);
+		free(k);
 		return;
 	}
 	i = strv_find(&sec->keys, key);
@@ -673,8 +706,19 @@ reader(char *buf, int size, void *stream)
 	if (i == len || line[i] == ';' || line[i] == '#')
 		return buf; /* blank or comment */
 	if (line[i] == '[' && !(continuations() && st->indented && st->have_key)) {
+		const char *close = memchr(line + i, ']', len - i), *p;
+
 		st->have_key = false;
 		st->header_line = st->lineno;
+		/* inih drops whatever follows the ']': "[sandbox] fs = ro" would
+		 * lose its key without a word.  Only a comment may follow. */
+		for (p = close != NULL ? close + 1 : line + len; p < line + len; p++)
+			if (!isspace((unsigned char)*p))
+				break;
+		if (p < line + len && *p != ';') {
+			parse_error(st, st->lineno, "syntax error: text after the section header");
+			return NULL;
+		}
 	}
 	return buf;
 }
@@ -856,10 +900,8 @@ void
 config_defaults(struct config *cfg)
 {
 	base_defaults(cfg);
-	if (cfg->plugin_dir == NULL)
-		cfg->plugin_dir = default_plugin_dir();
-	if (cfg->db_path == NULL)
-		cfg->db_path = default_db();
+	cfg->plugin_dir = default_plugin_dir();
+	cfg->db_path = default_db();
 }
 
 static const char *

@@ -73,7 +73,7 @@ void config_free(struct config *cfg);
 
 /* The section for harness NAME, or NULL. */
 const struct config_section *config_section(const struct config *cfg, const char *name);
-/* A key of a section, or NULL. */
+/* A key of a section ("plugin" included), or NULL when unset or sec is NULL. */
 const char *config_section_get(const struct config_section *sec, const char *key);
 
 #endif

@@ -55,7 +55,7 @@ sandbox_policy_add_bind(struct sandbox_policy *p, const char *path, unsigned fla
 		if (p->binds[i].flags == flags && strcmp(p->binds[i].path, path) == 0)
 			return;
 	if (p->nbinds >= SANDBOX_MAX_BINDS)
-		abort(); /* inputs are capped before they get here */
+		return; /* a bind left out only takes access away */
 	p->binds = xreallocarray(p->binds, p->nbinds + 1, sizeof *p->binds);
 	p->binds[p->nbinds].path = xstrdup(path);
 	p->binds[p->nbinds].flags = flags;
@@ -644,41 +644,48 @@ git_protect(struct plan *pl, const char *dir, const char *name, bool create_dir)
 	free(p);
 }
 
+static void git_protect_gitdir(struct plan *pl, const char *gitdir, int depth);
+
+/* Submodule git directories under dir (modules/<name>, names may nest). */
+static void
+git_walk_modules(struct plan *pl, const char *dir, int depth)
+{
+	DIR *d;
+	struct dirent *de;
+
+	if (depth >= 4 || (d = opendir(dir)) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		char *sub, *cfg;
+		struct stat st;
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		sub = path_join(dir, de->d_name);
+		cfg = path_join(sub, "config");
+		if (lstat(sub, &st) == 0 && S_ISDIR(st.st_mode)) {
+			if (lstat(cfg, &st) == 0)
+				git_protect_gitdir(pl, sub, depth + 1);
+			else
+				git_walk_modules(pl, sub, depth + 1);
+		}
+		free(cfg);
+		free(sub);
+	}
+	closedir(d);
+}
+
 /* A git directory's own hooks and config, and those of its submodules. */
 static void
 git_protect_gitdir(struct plan *pl, const char *gitdir, int depth)
 {
-	char *modules;
-	DIR *d;
-	struct dirent *de;
+	char *modules = path_join(gitdir, "modules");
 
 	git_protect(pl, gitdir, "hooks", true);
 	git_protect(pl, gitdir, "config", false);
 	git_protect(pl, gitdir, "config.worktree", false);
 	git_protect(pl, gitdir, "commondir", false);
-	if (depth >= 4)
-		return;
-	modules = path_join(gitdir, "modules");
-	d = opendir(modules);
-	while (d != NULL && (de = readdir(d)) != NULL) {
-		char *sub, *cfg;
-		struct stat st;
-
-		if (de->d_name[0] == '.')
-			continue;
-		sub = path_join(modules, de->d_name);
-		cfg = path_join(sub, "config");
-		if (lstat(sub, &st) == 0 && S_ISDIR(st.st_mode)) {
-			if (lstat(cfg, &st) == 0)
-				git_protect_gitdir(pl, sub, depth + 1);
-			else if (depth + 1 < 4) /* nested names: modules/a/b */
-				git_protect_gitdir(pl, sub, depth + 1);
-		}
-		free(cfg);
-		free(sub);
-	}
-	if (d != NULL)
-		closedir(d);
+	git_walk_modules(pl, modules, depth);
 	free(modules);
 }
 
@@ -1489,9 +1496,18 @@ prepare_private(const struct plan *pl, char **err)
 		if (dir) {
 			fd = open_below(root, rel, true);
 		} else {
+			/* An empty file, or the regular file already there: never
+			 * open what a session left (a FIFO would block us). */
 			fd = open_parent(root, rel, &base);
-			if (fd >= 0) {
-				int f = openat(fd, base, O_WRONLY | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+			if (fd >= 0 && fstatat(fd, base, &st, AT_SYMLINK_NOFOLLOW) == 0) {
+				if (!S_ISREG(st.st_mode)) {
+					close(fd);
+					fd = -1;
+					errno = EEXIST;
+				}
+			} else if (fd >= 0) {
+				int f = openat(fd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW |
+						       O_NONBLOCK | O_CLOEXEC, 0600);
 				if (f < 0) {
 					int e = errno;
 					close(fd);
@@ -1628,16 +1644,28 @@ out:
 /* ------------------------------------------------------------------------ */
 /* Running bwrap                                                            */
 
-/* Close every descriptor from lowfd up; async-signal-safe. */
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1u << 2)
+#endif
+
+/*
+ * Close every descriptor from lowfd up; with on_exec, only mark them
+ * close-on-exec, so they close when execve succeeds and stay usable when it
+ * fails.  Async-signal-safe.
+ */
 static void
-close_from(int lowfd, int maxfd)
+close_from(int lowfd, int maxfd, bool on_exec)
 {
 #ifdef SYS_close_range
-	if (syscall(SYS_close_range, (unsigned)lowfd, ~0u, 0u) == 0)
+	if (syscall(SYS_close_range, (unsigned)lowfd, ~0u, on_exec ? CLOSE_RANGE_CLOEXEC : 0u) == 0)
 		return;
 #endif
-	for (int fd = lowfd; fd < maxfd; fd++)
-		close(fd);
+	for (int fd = lowfd; fd < maxfd; fd++) {
+		if (!on_exec)
+			close(fd);
+		else if (fcntl(fd, F_GETFD) >= 0)
+			fcntl(fd, F_SETFD, FD_CLOEXEC);
+	}
 }
 
 static int
@@ -1673,7 +1701,7 @@ reset_signals(void)
  * everything else above 2.  Async-signal-safe.
  */
 static int
-arrange_fds(int seccomp_fd, int maxfd)
+arrange_fds(int seccomp_fd, int maxfd, bool on_exec)
 {
 	if (seccomp_fd >= 0) {
 		if (seccomp_fd != SANDBOX_SECCOMP_FD) {
@@ -1682,9 +1710,9 @@ arrange_fds(int seccomp_fd, int maxfd)
 		} else if (fcntl(seccomp_fd, F_SETFD, 0) < 0) {
 			return -1;
 		}
-		close_from(SANDBOX_SECCOMP_FD + 1, maxfd);
+		close_from(SANDBOX_SECCOMP_FD + 1, maxfd, on_exec);
 	} else {
-		close_from(3, maxfd);
+		close_from(3, maxfd, on_exec);
 	}
 	return 0;
 }
@@ -1720,7 +1748,7 @@ run_capture(char *const argv[], int seccomp_fd, int timeout_ms, char **out, char
 		reset_signals();
 		if (devnull < 0 || o < 0 || e < 0 || (seccomp_fd >= 0 && s < 0) ||
 		    dup2(devnull, 0) < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0 ||
-		    arrange_fds(s, maxfd) < 0)
+		    arrange_fds(s, maxfd, false) < 0)
 			_exit(127);
 		execve(argv[0], argv, no_env);
 		_exit(127);
@@ -2251,7 +2279,7 @@ sandbox_exec(const struct sandbox_input *in, char **err)
 	if (fd < 0)
 		goto fail;
 	reset_signals();
-	if (arrange_fds(fd, max_fd()) < 0) {
+	if (arrange_fds(fd, max_fd(), true) < 0) {
 		set_err(err, "sandbox: cannot pass the seccomp program: %s", strerror(errno));
 		goto fail;
 	}

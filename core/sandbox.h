@@ -34,7 +34,8 @@ struct sandbox_policy {
 
 void sandbox_policy_init(struct sandbox_policy *p);
 void sandbox_policy_free(struct sandbox_policy *p);  /* accepts NULL */
-/* Copies path.  Duplicates (same path and flags) are dropped. */
+/* Copies path.  Duplicates (same path and flags), and binds beyond
+ * SANDBOX_MAX_BINDS, are dropped. */
 void sandbox_policy_add_bind(struct sandbox_policy *p, const char *path, unsigned flags);
 /*
  * The policy of a new session: fs, net, ro_binds, rw_binds and env from the
@@ -150,11 +151,12 @@ int sandbox_command(const struct sandbox_input *in, struct strv *out, char **err
 
 /*
  * Run in's command in the sandbox: probe, sandbox_prepare, build the argv,
- * export the seccomp program to SANDBOX_SECCOMP_FD, close every other
- * descriptor above 2, reset signal dispositions and the mask, and execve bwrap
- * with an empty environment.  Never returns on success.  On any failure
- * returns -1 with *err and has run nothing (descriptors may already be
- * closed: the caller should only report and exit).
+ * export the seccomp program to SANDBOX_SECCOMP_FD, mark every other
+ * descriptor above 2 close-on-exec (close_range CLOSE_RANGE_CLOEXEC), reset
+ * signal dispositions and the mask, and execve bwrap with an empty
+ * environment.  Never returns on success.  On any failure returns -1 with
+ * *err and has run nothing; descriptor 3 and the signal dispositions may
+ * have changed, so the caller should only report and exit.
  */
 int sandbox_exec(const struct sandbox_input *in, char **err);
 

@@ -754,8 +754,15 @@ rung(struct cmd_ctx *ctx, const struct db_session *s, bool resume, char **err)
 	sleep_ms(verify_ms());
 	if (window_alive(ctx, name, err) == 1)
 		return 0;
+	/* tmux_capture takes a pane id ("%7"), not a window name; the output of
+	 * a harness that ended at once sits in the history above "Pane is dead". */
 	char *text = NULL, *line = NULL, *pane_err = NULL;
-	tmux_capture(&ctx->tmux, name, 50, &text, &pane_err);
+	struct tmux_panes panes = { NULL, 0 };
+	const struct tmux_pane *pane;
+	if (tmux_list_panes(&ctx->tmux, &panes, &pane_err) == 0 &&
+	    (pane = tmux_panes_find(&panes, name)) != NULL)
+		tmux_capture(&ctx->tmux, pane->pane_id, 50, &text, &pane_err);
+	tmux_panes_free(&panes);
 	line = text != NULL ? first_line(text) : NULL;
 	set_err(err, "%s exited at once%s%s", s->harness, line ? ": " : "", line ? line : "");
 	free(text);
@@ -899,8 +906,8 @@ session_status_all(struct cmd_ctx *ctx, struct db_session_list *l, enum session_
 {
 	struct tmux_panes panes = { NULL, 0 };
 	const struct tmux_pane **pane;
-	char **ids, **texts;
-	size_t nids = 0;
+	char **ids, **texts, **dead_ids, **dead_texts;
+	size_t nids = 0, ndead = 0, *dead_at;
 	long long t = now();
 	int rc = -1;
 
@@ -911,6 +918,9 @@ session_status_all(struct cmd_ctx *ctx, struct db_session_list *l, enum session_
 	pane = xcalloc(l->n, sizeof *pane);
 	ids = xcalloc(l->n + 1, sizeof *ids);
 	texts = xcalloc(l->n + 1, sizeof *texts);
+	dead_ids = xcalloc(l->n + 1, sizeof *dead_ids);
+	dead_texts = xcalloc(l->n + 1, sizeof *dead_texts);
+	dead_at = xcalloc(l->n + 1, sizeof *dead_at);
 	for (size_t i = 0; i < l->n; i++) {
 		char name[32];
 		session_window_name(l->v[i].id, name, sizeof name);
@@ -922,6 +932,28 @@ session_status_all(struct cmd_ctx *ctx, struct db_session_list *l, enum session_
 	 * their text says why they ended. */
 	if (nids > 0 && tmux_capture_many(&ctx->tmux, ids, nids, 0, texts, err) != 0)
 		goto out;
+	/* Panes that died since the last look: their first line (the error of a
+	 * harness that ended at once) scrolled into the history when tmux printed
+	 * "Pane is dead".  One more batched call, only when there are such panes. */
+	for (size_t i = 0, k = 0; i < l->n; i++) {
+		if (pane[i] == NULL)
+			continue;
+		if (pane[i]->dead && l->v[i].state == DB_STATE_RUNNING) {
+			dead_ids[ndead] = ids[k];
+			dead_at[ndead++] = k;
+		}
+		k++;
+	}
+	if (ndead > 0 &&
+	    tmux_capture_many(&ctx->tmux, dead_ids, ndead, 100, dead_texts, err) == 0) {
+		for (size_t d = 0; d < ndead; d++) {
+			if (dead_texts[d] == NULL)
+				continue;
+			free(texts[dead_at[d]]);
+			texts[dead_at[d]] = dead_texts[d];
+			dead_texts[d] = NULL;
+		}
+	}
 	for (size_t i = 0, k = 0; i < l->n; i++) {
 		struct db_session *s = &l->v[i];
 		const struct harness *h = ctx->reg_loaded || cmd_registry(ctx) == 0
@@ -973,7 +1005,12 @@ session_status_all(struct cmd_ctx *ctx, struct db_session_list *l, enum session_
 out:
 	for (size_t i = 0; i < nids; i++)
 		free(texts[i]);
+	for (size_t i = 0; i < ndead; i++)
+		free(dead_texts[i]);
 	free(texts);
+	free(dead_texts);
+	free(dead_ids);
+	free(dead_at);
 	free(ids);
 	free(pane);
 	tmux_panes_free(&panes);

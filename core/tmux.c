@@ -5,6 +5,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -175,8 +176,10 @@ error_text(const struct spawn_result *r)
 	return msg;
 }
 
-int
-tmux_run(const struct tmux *t, const struct strv *argv, struct spawn_result *res, char **err)
+/* tmux_run with the client's environment given (NULL: ours). */
+static int
+run_env(const struct tmux *t, const struct strv *argv, char *const envp[],
+	struct spawn_result *res, char **err)
 {
 	struct spawn_opts o;
 	struct spawn_result r;
@@ -185,7 +188,7 @@ tmux_run(const struct tmux *t, const struct strv *argv, struct spawn_result *res
 
 	memset(&o, 0, sizeof o);
 	o.timeout_ms = TMUX_TIMEOUT_MS;
-	rc = spawn_capture_opts(strv_v(argv), NULL, &o, &r, &e);
+	rc = spawn_capture_opts(strv_v(argv), envp, &o, &r, &e);
 	if (rc < 0) {
 		if (rc == -ENOENT && t->bin == NULL)
 			set_err(err, "tmux not found; install it: apt-get install tmux");
@@ -207,6 +210,12 @@ tmux_run(const struct tmux *t, const struct strv *argv, struct spawn_result *res
 	else
 		spawn_result_free(&r);
 	return rc;
+}
+
+int
+tmux_run(const struct tmux *t, const struct strv *argv, struct spawn_result *res, char **err)
+{
+	return run_env(t, argv, NULL, res, err);
 }
 
 /* Run, and tell "tmux could not even be run" (-2) from "tmux said no" (-1). */
@@ -327,20 +336,24 @@ tmux_server_running(const struct tmux *t, char **err)
 {
 	struct strv a = STRV_INIT;
 	struct spawn_result r;
+	char *e = NULL;
 	int rc;
 
 	tmux_argv_init(t, &a);
 	strv_push(&a, "list-sessions");
 	strv_push(&a, "-F");
 	strv_push(&a, "#{session_id}");
-	rc = run_full(t, &a, &r, err);
+	rc = run_full(t, &a, &r, &e);
 	strv_clear(&a);
 	if (rc == -1 && no_server(&r))
 		rc = 0;
 	else if (rc == 0)
 		rc = 1;
-	else
+	else {
+		set_err(err, "%s", e);
 		rc = -1;
+	}
+	free(e);
 	spawn_result_free(&r);
 	return rc;
 }
@@ -350,14 +363,18 @@ tmux_kill_server(const struct tmux *t, char **err)
 {
 	struct strv a = STRV_INIT;
 	struct spawn_result r;
+	char *e = NULL;
 	int rc;
 
 	tmux_argv_init(t, &a);
 	strv_push(&a, "kill-server");
-	rc = run_full(t, &a, &r, err);
+	rc = run_full(t, &a, &r, &e);
 	strv_clear(&a);
 	if (rc == -1 && no_server(&r))
 		rc = 0;
+	if (rc != 0)
+		set_err(err, "%s", e);
+	free(e);
 	spawn_result_free(&r);
 	return rc < 0 ? -1 : 0;
 }
@@ -540,9 +557,68 @@ push_window_options(struct strv *a, const char *target)
 	strv_push(a, target);
 	strv_push(a, "allow-rename");
 	strv_push(a, "off");
+	/*
+	 * tmux 3.3a frees a pane's pty as soon as it reaps the process, and
+	 * drops what it had not read yet unless a pipe-pane is open; so a
+	 * harness that prints an error and exits at once lost its message in
+	 * about 1 run in 20.  With this pipe it waits for the pty to drain
+	 * (150 of 150 kept).  The command is a constant, never user data; it
+	 * costs one idle cat per window until the window is killed.  -o: open
+	 * only when none is (a respawn keeps the one it has).
+	 */
+	tmux_argv_sep(a);
+	strv_push(a, "pipe-pane");
+	strv_push(a, "-o");
+	strv_push(a, "-t");
+	strv_push(a, target);
+	strv_push(a, "exec cat >/dev/null");
 }
 
 #define WINDOW_FORMAT "#{window_id} #{pane_id} #{pane_pid}"
+
+/*
+ * tmux gives a new pane the PATH of the CLIENT that asked for it (so that
+ * `tmux new-window prog` finds prog), overriding -e PATH.  So the client
+ * runs with the PATH meant for the window: envp is our environment with
+ * PATH from env, and argv[0] is made absolute first (it was looked up in
+ * our PATH, which the window's may not share).  Nothing to do without a
+ * PATH in env (the window then gets ours).
+ */
+static int
+window_client_env(const struct tmux *t, struct strv *a, char *const env[],
+		  struct strv *envp, char **err)
+{
+	const char *path = envp_get(env, "PATH");
+	char *bin;
+
+	if (path == NULL)
+		return 0;
+	if ((bin = find_in_path(a->v[0], NULL)) == NULL) {
+		if (t->bin == NULL)
+			set_err(err, "tmux not found; install it: apt-get install tmux");
+		else
+			set_err(err, "tmux: cannot run '%s': %s", t->bin, strerror(errno));
+		return -1;
+	}
+	free(a->v[0]);
+	a->v[0] = bin;
+	for (char **e = environ; *e != NULL; e++)
+		if (strncmp(*e, "PATH=", 5) != 0)
+			strv_push(envp, *e);
+	strv_pushf(envp, "PATH=%s", path);
+	return 0;
+}
+
+/* run_full with envp (empty: ours). */
+static int
+run_full_env(const struct tmux *t, const struct strv *argv, const struct strv *envp,
+	     struct spawn_result *res, char **err)
+{
+	memset(res, 0, sizeof *res);
+	if (run_env(t, argv, envp->n > 0 ? strv_v(envp) : NULL, res, err) == 0)
+		return 0;
+	return res->out == NULL ? -2 : -1;
+}
 
 static int
 check_size(const struct strv *a, char **err)
@@ -561,7 +637,7 @@ int
 tmux_new_window(const struct tmux *t, const char *name, const char *cwd,
 		char *const argv[], char *const env[], struct tmux_window *out, char **err)
 {
-	struct strv a = STRV_INIT;
+	struct strv a = STRV_INIT, envp = STRV_INIT;
 	struct spawn_result r;
 	struct tmux_window w, check;
 	char *end = NULL, *e = NULL, *nl;
@@ -595,11 +671,11 @@ tmux_new_window(const struct tmux *t, const char *name, const char *cwd,
 	strv_push(&a, "-t");
 	strv_push(&a, end);
 	strv_push(&a, WINDOW_FORMAT);
-	if (check_size(&a, err) != 0)
+	if (check_size(&a, err) != 0 || window_client_env(t, &a, env, &envp, err) != 0)
 		goto out;
 
 	for (int attempt = 0;; attempt++) {
-		int st = run_full(t, &a, &r, &e);
+		int st = run_full_env(t, &a, &envp, &r, &e);
 
 		if (st == -1 && attempt == 0 &&
 		    (no_server(&r) || err_has(&r, "can't find session"))) {
@@ -610,6 +686,9 @@ tmux_new_window(const struct tmux *t, const char *name, const char *cwd,
 			continue;
 		}
 		if (st != 0) {
+			/* A window without its options must not stay behind. */
+			if (st == -1 && parse_window_line(r.out, &w) == 0)
+				tmux_kill_window(t, w.window_id, NULL);
 			set_err(err, "%s", e);
 			spawn_result_free(&r);
 			goto out;
@@ -635,6 +714,7 @@ out:
 	free(e);
 	free(end);
 	strv_clear(&a);
+	strv_clear(&envp);
 	return rc;
 }
 
@@ -642,7 +722,7 @@ int
 tmux_respawn_window(const struct tmux *t, const char *window, const char *cwd,
 		    char *const argv[], char *const env[], struct tmux_window *out, char **err)
 {
-	struct strv a = STRV_INIT;
+	struct strv a = STRV_INIT, envp = STRV_INIT;
 	struct spawn_result r;
 	struct tmux_window w;
 	char *target;
@@ -664,9 +744,9 @@ tmux_respawn_window(const struct tmux *t, const char *window, const char *cwd,
 	strv_push(&a, "-t");
 	strv_push(&a, target);
 	strv_push(&a, WINDOW_FORMAT);
-	if (check_size(&a, err) != 0)
+	if (check_size(&a, err) != 0 || window_client_env(t, &a, env, &envp, err) != 0)
 		goto out;
-	if (run_full(t, &a, &r, err) == 0) {
+	if (run_full_env(t, &a, &envp, &r, err) == 0) {
 		if (parse_window_line(r.out, &w) != 0)
 			set_err(err, "tmux: unexpected answer from respawn-pane: '%.80s'", r.out);
 		else {
@@ -678,6 +758,7 @@ tmux_respawn_window(const struct tmux *t, const char *window, const char *cwd,
 out:
 	free(target);
 	strv_clear(&a);
+	strv_clear(&envp);
 	return rc;
 }
 
@@ -737,17 +818,43 @@ tmux_resize_window(const struct tmux *t, const char *window, unsigned width,
 
 /* ---- list-panes ---- */
 
+/* 16 random hex digits: the marks no pane can guess. */
+static void
+make_nonce(char out[17])
+{
+	static const char hex[] = "0123456789abcdef";
+	unsigned char b[8];
+	struct timespec ts;
+
+	if (getrandom(b, sizeof b, GRND_NONBLOCK) != (ssize_t)sizeof b) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		uint64_t x = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^
+			     ((uint64_t)getpid() << 40);
+		memcpy(b, &x, sizeof b);
+	}
+	for (int i = 0; i < 8; i++) {
+		out[2 * i] = hex[b[i] >> 4];
+		out[2 * i + 1] = hex[b[i] & 15];
+	}
+	out[16] = '\0';
+}
+
+
 /*
- * Twelve tab-terminated fields, then the three free-text fields back to back,
- * cut by the byte lengths (#{n:}) given among the twelve.
+ * Twelve tab-terminated fields; then the session and window names back to
+ * back, cut by their byte lengths (#{n:}, given among the twelve); then the
+ * command up to "\t<nonce>\n".  The command is not length-prefixed: it is
+ * read from /proc at each expansion and may change between two of them (a
+ * respawn exec'ing), and it may hold tabs and newlines.
  */
 #define PANES_FORMAT                                                              \
 	"#{pane_id}\t#{window_id}\t#{pane_dead}\t#{pane_dead_status}\t"            \
 	"#{pane_dead_signal}\t#{pane_pid}\t#{window_activity}\t#{pane_width}\t"    \
-	"#{pane_height}\t#{n:session_name}\t#{n:window_name}\t"                     \
-	"#{n:pane_current_command}\t"                                              \
-	"#{session_name}#{window_name}#{pane_current_command}"
+	"#{pane_height}\t#{pid}\t#{n:session_name}\t#{n:window_name}\t"             \
+	"#{session_name}#{window_name}#{pane_current_command}\t%s"
 #define PANES_NFIELDS 12
+enum { F_PANE, F_WINDOW, F_DEAD, F_STATUS, F_SIGNAL, F_PID, F_ACTIVITY, F_WIDTH,
+       F_HEIGHT, F_SERVER, F_NSESSION, F_NWINDOW };
 
 static void
 pane_clear(struct tmux_pane *p)
@@ -792,14 +899,17 @@ parse_opt_num(const char *s, size_t len, long long *out)
 	return parse_num(s, len, out);
 }
 
-/* One record at buf[*off]; advances *off.  0, or -1 on malformed input. */
+/*
+ * One record at buf[*off]; advances *off and sets *server (the server's
+ * pid).  0, or -1 on malformed input.
+ */
 static int
-parse_pane(const char *buf, size_t len, size_t *off, struct tmux_pane *p)
+parse_pane(const char *buf, size_t len, size_t *off, const char *end_mark,
+	   struct tmux_pane *p, long *server)
 {
-	const char *f[PANES_NFIELDS];
-	size_t fl[PANES_NFIELDS], pos = *off;
+	const char *f[PANES_NFIELDS], *cmd_end;
+	size_t fl[PANES_NFIELDS], pos = *off, tl[3], mlen = strlen(end_mark);
 	long long v[PANES_NFIELDS];
-	size_t tl[3];
 
 	memset(p, 0, sizeof *p);
 	for (int i = 0; i < PANES_NFIELDS; i++) {
@@ -813,57 +923,71 @@ parse_pane(const char *buf, size_t len, size_t *off, struct tmux_pane *p)
 		fl[i] = pos - s;
 		pos++;
 	}
-	for (int i = 2; i < PANES_NFIELDS; i++)
+	for (int i = F_DEAD; i < PANES_NFIELDS; i++)
 		if (parse_opt_num(f[i], fl[i], &v[i]) != 0)
 			return -1;
-	for (int i = 0; i < 3; i++) {
-		if (v[9 + i] < 0 || (size_t)v[9 + i] > len - pos)
+	for (int i = 0; i < 2; i++) {
+		if (v[F_NSESSION + i] < 0 || (size_t)v[F_NSESSION + i] > len - pos)
 			return -1;
-		tl[i] = (size_t)v[9 + i];
+		tl[i] = (size_t)v[F_NSESSION + i];
 	}
-	if (len - pos < tl[0] + tl[1] + tl[2] + 1 || buf[pos + tl[0] + tl[1] + tl[2]] != '\n')
+	if (len - pos < tl[0] + tl[1])
 		return -1;
-	if (v[5] <= 0 || v[5] > LONG_MAX || v[7] < 0 || v[8] < 0 ||
-	    v[7] > UINT_MAX || v[8] > UINT_MAX)
+	cmd_end = memmem(buf + pos + tl[0] + tl[1], len - pos - tl[0] - tl[1], end_mark, mlen);
+	if (cmd_end == NULL)
 		return -1;
-	p->pane_id = xstrndup(f[0], fl[0]);
-	p->window_id = xstrndup(f[1], fl[1]);
+	tl[2] = (size_t)(cmd_end - (buf + pos + tl[0] + tl[1]));
+	if (v[F_PID] <= 0 || v[F_PID] > LONG_MAX || v[F_SERVER] > LONG_MAX ||
+	    v[F_WIDTH] < 0 || v[F_HEIGHT] < 0 || v[F_WIDTH] > UINT_MAX || v[F_HEIGHT] > UINT_MAX)
+		return -1;
+	p->pane_id = xstrndup(f[F_PANE], fl[F_PANE]);
+	p->window_id = xstrndup(f[F_WINDOW], fl[F_WINDOW]);
 	if (!valid_id(p->pane_id, '%') || !valid_id(p->window_id, '@')) {
 		pane_clear(p);
 		return -1;
 	}
-	p->dead = v[2] == 1;
-	p->dead_status = v[3] >= 0 && v[3] <= 255 ? (int)v[3] : -1;
-	p->dead_signal = v[4] > 0 && v[4] < 256 ? (int)v[4] : -1;
-	p->pid = (long)v[5];
-	p->activity = v[6];
-	p->width = (unsigned)v[7];
-	p->height = (unsigned)v[8];
+	p->dead = v[F_DEAD] == 1;
+	p->dead_status = v[F_STATUS] >= 0 && v[F_STATUS] <= 255 ? (int)v[F_STATUS] : -1;
+	p->dead_signal = v[F_SIGNAL] > 0 && v[F_SIGNAL] < 256 ? (int)v[F_SIGNAL] : -1;
+	p->pid = (long)v[F_PID];
+	p->activity = v[F_ACTIVITY];
+	p->width = (unsigned)v[F_WIDTH];
+	p->height = (unsigned)v[F_HEIGHT];
+	*server = (long)v[F_SERVER];
 	p->session = xstrndup(buf + pos, tl[0]);
 	pos += tl[0];
 	p->window_name = xstrndup(buf + pos, tl[1]);
 	pos += tl[1];
 	p->current_command = xstrndup(buf + pos, tl[2]);
-	pos += tl[2] + 1;
+	pos += tl[2] + mlen;
 	*off = pos;
 	return 0;
 }
 
-int
-tmux_list_panes(const struct tmux *t, struct tmux_panes *out, char **err)
+/*
+ * One list-panes call.  *unreaped: a pane of ours is dead with neither
+ * status nor signal known.  1 when there is no server.
+ */
+static int
+list_once(const struct tmux *t, struct tmux_panes *out, long *server, bool *unreaped,
+	  char **err)
 {
 	struct strv a = STRV_INIT;
 	struct spawn_result r;
 	struct tmux_panes ps = { NULL, 0 };
 	size_t off = 0, cap = 0;
-	char *e = NULL;
+	char *e = NULL, nonce[17], end_mark[24];
 	int rc;
 
+	*server = -1;
+	*unreaped = false;
+	make_nonce(nonce);
+	snprintf(end_mark, sizeof end_mark, "\t%s\n", nonce);
 	tmux_argv_init(t, &a);
 	strv_push(&a, "list-panes");
 	strv_push(&a, "-a");
 	strv_push(&a, "-F");
-	strv_push(&a, PANES_FORMAT);
+	strv_pushf(&a, PANES_FORMAT, nonce);
 	rc = run_full(t, &a, &r, &e);
 	strv_clear(&a);
 	if (rc == -1 && no_server(&r)) {
@@ -871,7 +995,7 @@ tmux_list_panes(const struct tmux *t, struct tmux_panes *out, char **err)
 		free(e);
 		out->v = NULL;
 		out->n = 0;
-		return 0;
+		return 1;
 	}
 	if (rc != 0) {
 		set_err(err, "%s", e);
@@ -882,7 +1006,7 @@ tmux_list_panes(const struct tmux *t, struct tmux_panes *out, char **err)
 	while (off < r.out_len) {
 		struct tmux_pane p;
 
-		if (parse_pane(r.out, r.out_len, &off, &p) != 0) {
+		if (parse_pane(r.out, r.out_len, &off, end_mark, &p, server) != 0) {
 			set_err(err, "tmux: cannot parse list-panes output near byte %zu", off);
 			tmux_panes_free(&ps);
 			spawn_result_free(&r);
@@ -892,6 +1016,8 @@ tmux_list_panes(const struct tmux *t, struct tmux_panes *out, char **err)
 			pane_clear(&p);
 			continue;
 		}
+		if (p.dead && p.dead_status < 0 && p.dead_signal < 0)
+			*unreaped = true;
 		if (ps.n == cap) {
 			cap = cap ? cap * 2 : 16;
 			ps.v = xreallocarray(ps.v, cap, sizeof *ps.v);
@@ -903,27 +1029,37 @@ tmux_list_panes(const struct tmux *t, struct tmux_panes *out, char **err)
 	return 0;
 }
 
-/* ---- capture ---- */
-
-static void
-make_nonce(char out[17])
+int
+tmux_list_panes(const struct tmux *t, struct tmux_panes *out, char **err)
 {
-	static const char hex[] = "0123456789abcdef";
-	unsigned char b[8];
-	struct timespec ts;
+	struct timespec settle = { 0, 30 * 1000 * 1000 };
+	long server;
+	bool unreaped;
+	int rc;
 
-	if (getrandom(b, sizeof b, GRND_NONBLOCK) != (ssize_t)sizeof b) {
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		uint64_t x = (uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 20) ^
-			     ((uint64_t)getpid() << 40);
-		memcpy(b, &x, sizeof b);
+	rc = list_once(t, out, &server, &unreaped, err);
+	if (rc != 0)
+		return rc < 0 ? -1 : 0;
+	/*
+	 * tmux 3.3a sometimes misses the SIGCHLD of a pane's process: the
+	 * pane reads dead (its pty closed) but the process stays a zombie and
+	 * its status unknown until the server happens to reap another child
+	 * (seen in about 1 exit in 5 here).  Any SIGCHLD makes the server reap
+	 * every zombie it has, so nudge it and ask once more.
+	 */
+	if (unreaped && server > 1 && kill((pid_t)server, SIGCHLD) == 0) {
+		struct tmux_panes again;
+
+		nanosleep(&settle, NULL);
+		if (list_once(t, &again, &server, &unreaped, NULL) == 0) {
+			tmux_panes_free(out);
+			*out = again;
+		}
 	}
-	for (int i = 0; i < 8; i++) {
-		out[2 * i] = hex[b[i] >> 4];
-		out[2 * i + 1] = hex[b[i] & 15];
-	}
-	out[16] = '\0';
+	return 0;
 }
+
+/* ---- capture ---- */
 
 /* Append display + capture-pane for one pane. */
 static void
@@ -954,26 +1090,34 @@ line_end(const char *s, size_t len, size_t pos)
 	return nl != NULL ? (size_t)(nl - s) : len;
 }
 
+/* Does a line starting at pos begin with prefix? */
+static bool
+header_at(const char *out, size_t len, size_t pos, const char *prefix, size_t plen)
+{
+	return pos < len && len - pos > plen && memcmp(out + pos, prefix, plen) == 0;
+}
+
 /*
- * Read panes[from..to) out of one invocation's output.  Returns the index of
- * the first pane it could not read (to when all were).
+ * Read panes[from..to) out of one invocation's output: for each, a header
+ * line "hqt:NONCE:%ID:HEIGHT:HSIZE", then exactly HEIGHT + min(history,
+ * HSIZE) lines.  Returns the index of the first pane it could not read (to
+ * when all were).
  */
 static size_t
 split_captures(const char *out, size_t len, char *const panes[], size_t from, size_t to,
 	       unsigned history, const char *nonce, char **texts)
 {
-	size_t pos = 0, k;
+	size_t pos = 0, k, plen;
 	char prefix[40];
-	int plen = snprintf(prefix, sizeof prefix, "hqt:%s:", nonce);
 
+	plen = (size_t)snprintf(prefix, sizeof prefix, "hqt:%s:", nonce);
 	for (k = from; k < to; k++) {
-		size_t e = line_end(out, len, pos), start, nlines, got = 0;
+		size_t e = line_end(out, len, pos), start, end, nlines, got = 0;
 		long long height, hsize;
 		const char *h = out + pos, *c1, *c2;
 
-		if (pos >= len || e - pos <= (size_t)plen || memcmp(h, prefix, (size_t)plen) != 0)
+		if (!header_at(out, len, pos, prefix, plen))
 			break;
-		/* "%ID:HEIGHT:HSIZE" */
 		h += plen;
 		c1 = memchr(h, ':', (size_t)(out + e - h));
 		c2 = c1 != NULL ? memchr(c1 + 1, ':', (size_t)(out + e - c1 - 1)) : NULL;
@@ -981,20 +1125,28 @@ split_captures(const char *out, size_t len, char *const panes[], size_t from, si
 		    memcmp(h, panes[k], (size_t)(c1 - h)) != 0 ||
 		    parse_num(c1 + 1, (size_t)(c2 - c1 - 1), &height) != 0 ||
 		    parse_num(c2 + 1, (size_t)(out + e - c2 - 1), &hsize) != 0 ||
-		    height < 0 || hsize < 0)
+		    height <= 0 || hsize < 0)
 			break; /* display fell back to another pane: this one is gone */
 		nlines = (size_t)height + ((unsigned long long)hsize < history ? (size_t)hsize : history);
-		start = pos = e + 1;
-		while (got < nlines && pos < len) {
-			pos = line_end(out, len, pos);
-			if (pos >= len)
-				break;
-			pos++;
+		start = end = e + 1;
+		if (start >= len)
+			break; /* its capture-pane failed: the chain stopped here */
+		while (got < nlines && end < len) {
+			end = line_end(out, len, end);
+			end += end < len;
 			got++;
 		}
-		if (got < nlines)
-			break;
-		texts[k] = xstrndup(out + start, pos - start);
+		if (got < nlines || (end < len && !header_at(out, len, end, prefix, plen))) {
+			/* Not the line count tmux announced (never seen): fall back
+			 * to the next header, which carries the unguessable nonce. */
+			end = start;
+			while (end < len && !header_at(out, len, end, prefix, plen)) {
+				end = line_end(out, len, end);
+				end += end < len;
+			}
+		}
+		texts[k] = xstrndup(out + start, end - start);
+		pos = end;
 	}
 	return k;
 }

@@ -102,31 +102,41 @@ struct tmux_window {
 /*
  * Open window `name` (e.g. "hqt-3", [A-Za-z0-9_-]) in t->session, detached,
  * running argv in directory cwd (absolute, must exist: tmux would silently
- * fall back to $HOME), with remain-on-exit on and allow-rename off.
+ * fall back to the client's directory), with remain-on-exit on and
+ * allow-rename off.  Creates the session (tmux_ensure_session) if it is gone.
  *
  * ONE tmux invocation: new-window ... ; set-option -w remain-on-exit on ;
- * set-option -w allow-rename off ; display (the new window's ids).  The
- * window is created at the end of the session (-a after {end}) so the chained
- * commands can name it as {end}; a harness that exits at once still leaves a
- * dead pane with its output (in the first history line or two: tmux scrolls
- * once to print "Pane is dead"; capture with history >= 2).
+ * set-option -w allow-rename off ; pipe-pane -o (below) ; display (the new
+ * window's ids).  The window is created after {end} (-a) so the chained
+ * commands can name it {end}; they run before the server handles the child's
+ * exit, so a harness that exits at once still leaves its dead pane.
+ *
+ * Its last output survives too: tmux 3.3a drops what it had not yet read
+ * from a pane whose process it has reaped, unless a pipe-pane is open (it
+ * then drains first), so every window gets `pipe-pane 'exec cat >/dev/null'`
+ * (a constant string: one idle cat per window).  tmux scrolls once to print
+ * "Pane is dead": the first line is then in the history, so capture a dead
+ * pane with history >= 1.
  *
  * argv reaches the process without a shell: with two or more words tmux
  * execvp()s them as they are; a single word would be run with `sh -c`, so a
  * one-word argv is sent as `env -- WORD`.  Words are escaped for tmux's
  * ';' rule (tmux_argv_word).  Formats are NOT expanded in the command words
- * or in -e values (verified), only in -c, which is escaped.
+ * or in -e values (verified), only in -c (escaped) and -n (validated).
  *
  * Environment: tmux builds a pane's environment from the server's global
  * environment (a copy of whichever client STARTED THE SERVER, possibly long
  * ago and from another shell), plus the session environment
  * (update-environment, copied at session creation), plus new-window -e, plus
- * TERM, TMUX and TMUX_PANE that tmux sets itself.  So anything not passed in
- * env is there by accident.  env ("NAME=VALUE" entries) is set with -e, and
- * TMUX_WINDOW_ENV=NAME,NAME,... is added listing exactly those names; the
- * process in the window (hqt exec-session) keeps only those and TERM
- * (tmux_window_env) and drops the rest.  Pass HOME, PATH, USER, LANG, ...
- * explicitly.  The whole command line must fit TMUX_ARGV_MAX.
+ * TERM, TMUX and TMUX_PANE that tmux sets itself -- and then PATH is
+ * replaced by the PATH of the tmux client that asked for the window, over
+ * any -e PATH (so the client is run with env's PATH when env has one; else
+ * the window gets ours).  Anything not passed in env is there by accident.
+ * env ("NAME=VALUE") is set with -e, and TMUX_WINDOW_ENV=NAME,NAME,... is
+ * added, listing exactly those names; the process in the window (hqt
+ * exec-session) keeps only those and TERM (tmux_window_env) and drops the
+ * rest.  So pass HOME, PATH, USER, LANG, ... explicitly.  The whole command
+ * line must fit TMUX_ARGV_MAX.
  */
 int tmux_new_window(const struct tmux *t, const char *name, const char *cwd,
 		    char *const argv[], char *const env[], struct tmux_window *out,
@@ -157,8 +167,8 @@ struct tmux_pane {
 	char *pane_id;          /* "%7" */
 	bool dead;              /* the process ended (remain-on-exit kept it) */
 	int dead_status;        /* exit code; -1 when unknown: killed by a signal,
-				 * or not reaped yet (tmux 3.3a may report dead
-				 * before it knows the status, for a while) */
+				 * or not reaped (tmux 3.3a can miss a pane's
+				 * SIGCHLD; tmux_list_panes then nudges it) */
 	int dead_signal;        /* -1 when none or unknown */
 	long pid;               /* pane_pid */
 	long long activity;     /* window_activity: last output, epoch seconds */
@@ -173,7 +183,9 @@ struct tmux_panes {
 
 /*
  * Every pane of every window in t->session, with ONE `list-panes -a -F`
- * call.  No server, or no such session, is not an error: an empty list.
+ * call (two when a dead pane's process was left unreaped: then the server
+ * gets a SIGCHLD, which makes it reap, and is asked again).  No server, or
+ * no such session, is not an error: an empty list.
  * Free-text fields travel length-prefixed (#{n:...}), so a window name or a
  * process name holding tabs or newlines cannot forge a record.
  */

@@ -266,7 +266,8 @@ Test(config, shipped_file_examples_are_valid_when_uncommented)
 	cr_expect_str_eq(sec->plugin, "generic");
 	cr_expect_str_eq(config_section_get(sec, "command"), "aider");
 	cr_expect_str_eq(config_section_get(sec, "skip_permission_flags"), "--yes-always");
-	cr_expect_str_eq(config_section_get(sec, "binds"), "~/.aider.conf.yml");
+	cr_expect_str_eq(config_section_get(sec, "binds"), "~/.aider.conf.yml:ro, ~/.aider");
+	cr_expect_str_eq(config_section_get(sec, "working_markers"), "");
 	for (const char *const *n = (const char *const[]){ "claude", "codex", "kiro", NULL }; *n; n++) {
 		sec = config_section(&cfg, *n);
 		cr_assert_not_null(sec, "[harness.%s]", *n);
@@ -544,6 +545,9 @@ Test(config, bad_harness_section_names)
 		free(text);
 		free(want);
 	}
+	expect_error("[harness.a]\ncommand = x\nbad key = 1\n",
+		     "3: bad key name 'bad key' in [harness.a] (accepted: letters, digits, '_', '-' "
+		     "and '.')");
 	expect_error("[harness.a]\nplugin = Generic\n",
 		     "2: bad value 'Generic' for harness.a.plugin (accepted: a plugin name of "
 		     "a-z, 0-9, '_' and '-')");
@@ -558,6 +562,17 @@ Test(config, syntax_errors_name_file_and_line)
 	expect_error("; c\n[sandbox\nfs = ro\n",
 		     "2: syntax error: missing ']' in the section header");
 	expect_error("[hqt]\n= value\n", "2: syntax error: empty key");
+	/* inih would drop the key silently. */
+	expect_error("[hqt]\n[sandbox] fs = ro\n", "2: syntax error: text after the section header");
+}
+
+Test(config, a_comment_may_follow_a_section_header)
+{
+	struct config cfg;
+
+	parse_ok(&cfg, "[sandbox] ; the sandbox\nfs = ro\n[hqt];x\n");
+	cr_expect(!cfg.sandbox.fs_rw);
+	config_free(&cfg);
 }
 
 Test(config, line_numbers_survive_a_bom_and_long_lines)

@@ -310,6 +310,29 @@ Test(sandbox_argv, git_protected_after_project_and_pinned)
 	fx_free(&f);
 }
 
+Test(sandbox_argv, git_submodule_dirs_protected)
+{
+	struct fx f;
+	struct stat st;
+
+	fx_init(&f);
+	char *mods = fmt("%s/.git/modules", f.proj);
+	write_file(fmt("%s/.git/config", f.proj), "[core]\n", 0644);
+	write_file(fmt("%s/lib/config", mods), "[core]\n", 0644);
+	write_file(fmt("%s/a/b/config", mods), "[core]\n", 0644);
+	build_ok(&f);
+	cr_assert_geq(find3(&f.av, "--ro-bind", fmt("%s/lib/config", mods), NULL), 0);
+	cr_assert_geq(find3(&f.av, "--ro-bind", fmt("%s/lib/hooks", mods), NULL), 0);
+	cr_assert_geq(find3(&f.av, "--ro-bind", fmt("%s/a/b/config", mods), NULL), 0);
+	cr_assert_geq(find3(&f.av, "--bind", fmt("%s/a/b", mods), fmt("%s/a/b", mods)), 0);
+	/* modules/a is only a directory of names, not a git dir */
+	cr_assert_lt(find3(&f.av, "--ro-bind", fmt("%s/a/hooks", mods), NULL), 0);
+	cr_assert_eq(sandbox_prepare(&f.in, &f.err), 0, "%s", f.err ? f.err : "");
+	cr_assert_eq(stat(fmt("%s/lib/hooks", mods), &st), 0);
+	cr_assert_neq(stat(fmt("%s/a/hooks", mods), &st), 0);
+	fx_free(&f);
+}
+
 Test(sandbox_argv, git_hooks_missing_created_by_prepare)
 {
 	struct fx f;

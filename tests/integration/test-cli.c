@@ -1,0 +1,657 @@
+/* test-cli.c: the command line as a user meets it, through the built hqt:
+ * help for every command, exit codes and one-line errors, every --json
+ * document parsing to the stable shapes of SPEC §6, doctor without bwrap,
+ * and the project rules. */
+#include <criterion/criterion.h>
+
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "support.h"
+
+static struct tenv te;
+
+static void
+setup(void)
+{
+	char *v;
+
+	tenv_init(&te, NULL);
+	v = fmt("PATH=%s:/usr/bin:/bin", getenv("HQT_FAKE_DIR"));
+	tenv_set(&te, v);
+	free(v);
+	v = fmt("HQT_PLUGIN_DIR=%s", getenv("HQT_TEST_PLUGIN_DIR"));
+	tenv_set(&te, v);
+	free(v);
+	v = fmt("FAKE_LOG_DIR=%s/log", te.root);
+	tenv_set(&te, v);
+	free(v);
+	v = fmt("FAKE_CONTROL=%s/control", te.root);
+	tenv_set(&te, v);
+	free(v);
+}
+
+static void
+teardown(void)
+{
+	tenv_free(&te);
+}
+
+TestSuite(cli, .init = setup, .fini = teardown, .timeout = 60);
+
+/* ---- helpers ---- */
+
+/* Change a variable tenv_set already set (setting it again would add a
+ * second entry to the environment, and the first one wins). */
+static void
+tenv_replace(struct tenv *t, const char *assignment)
+{
+	size_t l = strcspn(assignment, "=") + 1;
+
+	for (size_t i = 0; i < t->nextra; i++)
+		if (strncmp(t->extra[i], assignment, l) == 0) {
+			free(t->extra[i]);
+			t->extra[i] = strdup(assignment);
+			return;
+		}
+	tenv_set(t, assignment);
+}
+
+static int
+count_lines(const char *s)
+{
+	int n = 0;
+
+	for (; *s; s++)
+		if (*s == '\n')
+			n++;
+	return n;
+}
+
+/* The error contract: exit `code`, nothing on stdout, one "hqt: ..." line. */
+static void
+assert_one_error(const struct run *r, int code, const char *what)
+{
+	cr_assert_eq(r->code, code, "%s: exit %d, want %d; stderr: %s", what, r->code, code,
+		     r->err);
+	cr_assert_str_empty(r->out, "%s: stdout should be empty: %s", what, r->out);
+	cr_assert(strncmp(r->err, "hqt: ", 5) == 0, "%s: stderr not 'hqt: ...': %s", what,
+		  r->err);
+	cr_assert_eq(count_lines(r->err), 1, "%s: want one line on stderr: [%s]", what, r->err);
+}
+
+/* stdout of r as one JSON document; fails the test otherwise. */
+static json_t *
+parse_json(const struct run *r, const char *what)
+{
+	json_error_t e;
+	json_t *j;
+
+	cr_assert_eq(r->code, 0, "%s: exit %d: %s", what, r->code, r->err);
+	j = json_loads(r->out, 0, &e);
+	cr_assert_not_null(j, "%s: not JSON (%s at line %d): %s", what, e.text, e.line, r->out);
+	return j;
+}
+
+static bool
+is_string_or_null(const json_t *v)
+{
+	return v != NULL && (json_is_string(v) || json_is_null(v));
+}
+
+/* The command names `hqt --help` lists (its "Commands:" block). */
+static size_t
+listed_commands(char names[][32], size_t max)
+{
+	struct run r;
+	size_t n = 0;
+	bool in = false;
+
+	run_hqt(&r, &te, "--help", NULL);
+	cr_assert_eq(r.code, 0);
+	for (char *line = r.out, *nl; line != NULL && *line; line = nl ? nl + 1 : NULL) {
+		if ((nl = strchr(line, '\n')) != NULL)
+			*nl = '\0';
+		if (strcmp(line, "Commands:") == 0) {
+			in = true;
+			continue;
+		}
+		if (!in)
+			continue;
+		if (line[0] != ' ')
+			break;
+		if (n < max && sscanf(line, " %31s", names[n]) == 1)
+			n++;
+	}
+	run_free(&r);
+	return n;
+}
+
+static void
+add_project(const char *name, const char *path)
+{
+	struct run r;
+
+	run_hqt(&r, &te, "project", "add", name, path, NULL);
+	cr_assert_eq(r.code, 0, "project add %s %s: %s", name, path, r.err);
+	cr_assert_str_empty(r.err);
+	run_free(&r);
+}
+
+static json_t *
+project_list(void)
+{
+	struct run r;
+	json_t *j;
+
+	run_hqt(&r, &te, "project", "list", "--json", NULL);
+	j = parse_json(&r, "project list --json");
+	run_free(&r);
+	cr_assert(json_is_array(j));
+	return j;
+}
+
+static json_t *
+project_named(json_t *list, const char *name)
+{
+	size_t i;
+	json_t *p;
+
+	json_array_foreach(list, i, p) {
+		const char *n = json_string_value(json_object_get(p, "name"));
+		if (n != NULL && strcmp(n, name) == 0)
+			return p;
+	}
+	return NULL;
+}
+
+/* ---- help, version, usage errors ---- */
+
+Test(cli, help_lists_every_command)
+{
+	struct run r;
+	static const char *const want[] = { "new", "list", "show", "attach", "resume", "kill",
+					    "rm", "project", "plugins", "doctor" };
+
+	run_hqt(&r, &te, "--help", NULL);
+	cr_assert_eq(r.code, 0, "%s", r.err);
+	cr_assert(strncmp(r.out, "usage: hqt", 10) == 0, "%s", r.out);
+	cr_assert_str_empty(r.err);
+	for (size_t i = 0; i < sizeof want / sizeof *want; i++) {
+		char *line = fmt("\n  %s ", want[i]);
+		cr_assert_not_null(strstr(r.out, line), "--help does not list %s", want[i]);
+		free(line);
+	}
+	/* The launcher is internal. */
+	cr_assert_null(strstr(r.out, "exec-session"));
+	run_free(&r);
+
+	run_hqt(&r, &te, "-h", NULL);
+	cr_assert_eq(r.code, 0);
+	cr_assert(strncmp(r.out, "usage: hqt", 10) == 0);
+	run_free(&r);
+}
+
+Test(cli, every_command_has_help)
+{
+	char names[32][32];
+	size_t n = listed_commands(names, 32);
+
+	cr_assert_geq(n, 10, "only %zu commands listed", n);
+	for (size_t i = 0; i < n; i++) {
+		struct run r;
+		char *head = fmt("usage: hqt %s", names[i]);
+
+		run_hqt(&r, &te, names[i], "--help", NULL);
+		cr_assert_eq(r.code, 0, "hqt %s --help: exit %d: %s", names[i], r.code, r.err);
+		cr_assert(strncmp(r.out, head, strlen(head)) == 0, "hqt %s --help: %s", names[i],
+			  r.out);
+		cr_assert_str_empty(r.err, "hqt %s --help: %s", names[i], r.err);
+		run_free(&r);
+		free(head);
+	}
+}
+
+Test(cli, version)
+{
+	struct run r;
+
+	run_hqt(&r, &te, "--version", NULL);
+	cr_assert_eq(r.code, 0);
+	cr_assert(strncmp(r.out, "hqt ", 4) == 0 && r.out[4] >= '0' && r.out[4] <= '9', "%s",
+		  r.out);
+	cr_assert_eq(count_lines(r.out), 1);
+	cr_assert_str_empty(r.err);
+	run_free(&r);
+
+	run_hqt(&r, &te, "-V", NULL);
+	cr_assert_eq(r.code, 0);
+	cr_assert(strncmp(r.out, "hqt ", 4) == 0);
+	run_free(&r);
+}
+
+Test(cli, unknown_command_or_option_is_usage_error)
+{
+	struct run r;
+
+	run_hqt(&r, &te, "frobnicate", NULL);
+	assert_one_error(&r, 2, "unknown command");
+	cr_assert_not_null(strstr(r.err, "frobnicate"));
+	run_free(&r);
+
+	run_hqt(&r, &te, "--frobnicate", "list", NULL);
+	assert_one_error(&r, 2, "unknown global option");
+	run_free(&r);
+
+	run_hqt(&r, &te, "--db", NULL);
+	assert_one_error(&r, 2, "global option without its argument");
+	run_free(&r);
+
+	/* No command and no terminal: usage on stderr, exit 2. */
+	run_hqt(&r, &te, NULL);
+	cr_assert_eq(r.code, 2, "bare hqt without a terminal: %d", r.code);
+	cr_assert_str_empty(r.out);
+	run_free(&r);
+}
+
+Test(cli, unknown_option_of_every_command_is_usage_error)
+{
+	char names[32][32];
+	size_t n = listed_commands(names, 32);
+
+	for (size_t i = 0; i < n; i++) {
+		struct run r;
+		char *what = fmt("hqt %s --frobnicate", names[i]);
+
+		run_hqt(&r, &te, names[i], "--frobnicate", NULL);
+		assert_one_error(&r, 2, what);
+		run_free(&r);
+		free(what);
+	}
+}
+
+Test(cli, bad_usage_of_commands)
+{
+	struct run r;
+	static const char *const cases[][7] = {
+		{ "new", NULL },
+		{ "new", "p", NULL },
+		{ "new", "p", "claude", "--fs", "rx", NULL },
+		{ "new", "p", "claude", "--net", "maybe", NULL },
+		{ "new", "p", "claude", "--no-sandbox", "--fs", "ro", NULL },
+		{ "show", NULL },
+		{ "show", "1", "2", NULL },
+		{ "kill", NULL },
+		{ "rm", NULL },
+		{ "attach", NULL },
+		{ "resume", NULL },
+		{ "list", "extra", NULL },
+		{ "project", NULL },
+		{ "project", "add", "x", NULL },
+		{ "project", "frob", NULL },
+		{ "project", "list", "--yaml", NULL },
+		{ "doctor", "extra", NULL },
+	};
+
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		const char *argv[9] = { hqt_bin() };
+		size_t k = 1;
+		for (size_t j = 0; j < 7 && cases[i][j] != NULL; j++)
+			argv[k++] = cases[i][j];
+		argv[k] = NULL;
+		char *what = fmt("hqt %s %s %s", cases[i][0], k > 2 ? argv[2] : "",
+				 k > 3 ? argv[3] : "");
+		run_argv(&r, &te, argv, NULL);
+		assert_one_error(&r, 2, what);
+		run_free(&r);
+		free(what);
+	}
+}
+
+Test(cli, no_such_session_is_error_1)
+{
+	static const char *const verbs[] = { "show", "kill", "rm", "resume", "attach" };
+	struct run r;
+
+	for (size_t i = 0; i < sizeof verbs / sizeof *verbs; i++) {
+		run_hqt(&r, &te, verbs[i], "42", NULL);
+		assert_one_error(&r, 1, verbs[i]);
+		run_free(&r);
+	}
+	run_hqt(&r, &te, "new", "nosuchproject", "claude", NULL);
+	assert_one_error(&r, 1, "new in a missing project");
+	run_free(&r);
+}
+
+/* ---- JSON documents ---- */
+
+Test(cli, plugins_json)
+{
+	struct run r;
+	json_t *j, *loaded, *refused, *p;
+	size_t i;
+	static const char *const want[] = { "claude", "codex", "kiro", "generic" };
+	bool seen[4] = { false };
+
+	run_hqt(&r, &te, "plugins", "--json", NULL);
+	j = parse_json(&r, "plugins --json");
+	run_free(&r);
+	loaded = json_object_get(j, "loaded");
+	refused = json_object_get(j, "refused");
+	cr_assert(json_is_array(loaded) && json_is_array(refused));
+	json_array_foreach(loaded, i, p) {
+		const char *name = json_string_value(json_object_get(p, "name"));
+		json_t *flags = json_object_get(p, "skip_permission_flags");
+		json_t *binds = json_object_get(p, "binds"), *b;
+		size_t k;
+
+		cr_assert_not_null(name);
+		cr_assert(json_is_string(json_object_get(p, "display_name")), "%s", name);
+		cr_assert(json_is_string(json_object_get(p, "file")), "%s", name);
+		cr_assert(json_is_string(json_object_get(p, "abi")), "%s", name);
+		cr_assert(json_is_array(flags), "%s", name);
+		cr_assert(json_is_array(binds), "%s", name);
+		json_array_foreach(binds, k, b) {
+			cr_assert(json_is_string(json_object_get(b, "path")), "%s", name);
+			cr_assert(json_is_boolean(json_object_get(b, "writable")), "%s", name);
+		}
+		for (size_t w = 0; w < 4; w++)
+			if (strcmp(name, want[w]) == 0)
+				seen[w] = true;
+	}
+	for (size_t w = 0; w < 4; w++)
+		cr_assert(seen[w], "plugin %s not loaded", want[w]);
+	cr_assert_eq(json_array_size(refused), 0);
+	json_decref(j);
+}
+
+Test(cli, plugins_text)
+{
+	struct run r;
+
+	run_hqt(&r, &te, "plugins", NULL);
+	cr_assert_eq(r.code, 0, "%s", r.err);
+	cr_assert_not_null(strstr(r.out, "claude"));
+	cr_assert_not_null(strstr(r.out, "generic"));
+	run_free(&r);
+}
+
+static void
+assert_doctor_shape(json_t *j)
+{
+	json_t *checks = json_object_get(j, "checks"), *c;
+	size_t i;
+
+	cr_assert(json_is_boolean(json_object_get(j, "ok")));
+	cr_assert(json_is_array(checks) && json_array_size(checks) > 0);
+	json_array_foreach(checks, i, c) {
+		cr_assert(json_is_string(json_object_get(c, "name")));
+		cr_assert(json_is_boolean(json_object_get(c, "ok")));
+		cr_assert(json_is_string(json_object_get(c, "detail")));
+		cr_assert(is_string_or_null(json_object_get(c, "fix")));
+		if (!json_is_true(json_object_get(c, "ok")))
+			cr_assert(json_is_string(json_object_get(c, "fix")),
+				  "failed check %s has no fix",
+				  json_string_value(json_object_get(c, "name")));
+	}
+}
+
+static json_t *
+check_named(json_t *j, const char *name)
+{
+	json_t *c;
+	size_t i;
+
+	json_array_foreach(json_object_get(j, "checks"), i, c)
+		if (strcmp(json_string_value(json_object_get(c, "name")), name) == 0)
+			return c;
+	return NULL;
+}
+
+Test(cli, doctor_json)
+{
+	struct run r;
+	json_t *j, *c;
+
+	run_hqt(&r, &te, "doctor", "--json", NULL);
+	j = parse_json(&r, "doctor --json");
+	run_free(&r);
+	assert_doctor_shape(j);
+	cr_assert(json_is_true(json_object_get(j, "ok")));
+	cr_assert_not_null(check_named(j, "tmux"));
+	cr_assert_not_null(check_named(j, "database"));
+	cr_assert_not_null(c = check_named(j, "bubblewrap"));
+	/* The fake harnesses are on PATH. */
+	cr_assert_not_null(c = check_named(j, "harness claude"));
+	cr_assert(json_is_true(json_object_get(c, "ok")), "%s",
+		  json_string_value(json_object_get(c, "detail")));
+	json_decref(j);
+	/* Doctor creates nothing: no database file appears. */
+	char *dbf = fmt("%s/.local/share/hqt/hqt.db", te.home);
+	struct stat st;
+	cr_assert_neq(stat(dbf, &st), 0, "doctor created %s", dbf);
+	free(dbf);
+}
+
+Test(cli, doctor_without_bwrap_still_ok)
+{
+	char *bin = fmt("%s/bin", te.root), *link = fmt("%s/tmux", bin), *path;
+	struct run r;
+	json_t *j, *c;
+
+	mkdir(bin, 0755);
+	cr_assert_eq(symlink("/usr/bin/tmux", link), 0);
+	path = fmt("PATH=%s", bin);
+	tenv_replace(&te, path);
+
+	run_hqt(&r, &te, "doctor", "--json", NULL);
+	cr_assert_eq(r.code, 0, "doctor without bwrap: exit %d: %s", r.code, r.err);
+	j = parse_json(&r, "doctor --json");
+	run_free(&r);
+	assert_doctor_shape(j);
+	cr_assert(json_is_true(json_object_get(j, "ok")));
+	cr_assert_not_null(c = check_named(j, "bubblewrap"));
+	cr_assert(json_is_false(json_object_get(c, "ok")));
+	cr_assert_not_null(strstr(json_string_value(json_object_get(c, "detail")), "unavailable"),
+			   "%s", json_string_value(json_object_get(c, "detail")));
+	cr_assert(json_is_string(json_object_get(c, "fix")));
+	cr_assert_gt(strlen(json_string_value(json_object_get(c, "fix"))), 0);
+	json_decref(j);
+
+	run_hqt(&r, &te, "doctor", NULL);
+	cr_assert_eq(r.code, 0, "%s", r.err);
+	cr_assert_not_null(strstr(r.out, "bubblewrap"));
+	cr_assert_not_null(strstr(r.out, "fix:"));
+	run_free(&r);
+	free(bin);
+	free(link);
+	free(path);
+}
+
+Test(cli, list_json_empty_is_an_array)
+{
+	struct run r;
+	json_t *j;
+
+	run_hqt(&r, &te, "list", "--json", NULL);
+	j = parse_json(&r, "list --json");
+	cr_assert(json_is_array(j) && json_array_size(j) == 0, "%s", r.out);
+	json_decref(j);
+	run_free(&r);
+
+	j = project_list();
+	cr_assert_eq(json_array_size(j), 0);
+	json_decref(j);
+}
+
+/* ---- projects ---- */
+
+Test(cli, project_add_list_rm)
+{
+	char *a = fmt("%s/a", te.root), *b = fmt("%s/b", te.root);
+	char *messy = fmt("%s/./b/../a/", te.root);
+	struct run r;
+	json_t *l, *p;
+
+	mkdir(a, 0755);
+	mkdir(b, 0755);
+	add_project("alpha", messy);
+	/* A relative path is stored absolute. */
+	cr_assert_eq(chdir(te.root), 0);
+	add_project("beta", "b");
+
+	l = project_list();
+	cr_assert_eq(json_array_size(l), 2);
+	cr_assert_not_null(p = project_named(l, "alpha"));
+	cr_assert_str_eq(json_string_value(json_object_get(p, "path")), a);
+	cr_assert_eq(json_integer_value(json_object_get(p, "sessions")), 0);
+	cr_assert(json_is_integer(json_object_get(p, "sessions")));
+	cr_assert_not_null(p = project_named(l, "beta"));
+	cr_assert_str_eq(json_string_value(json_object_get(p, "path")), b);
+	json_decref(l);
+
+	run_hqt(&r, &te, "project", "list", NULL);
+	cr_assert_eq(r.code, 0);
+	cr_assert_not_null(strstr(r.out, "alpha"));
+	cr_assert_not_null(strstr(r.out, a));
+	run_free(&r);
+
+	run_hqt(&r, &te, "project", "rm", "alpha", NULL);
+	cr_assert_eq(r.code, 0, "%s", r.err);
+	run_free(&r);
+	l = project_list();
+	cr_assert_eq(json_array_size(l), 1);
+	cr_assert_null(project_named(l, "alpha"));
+	json_decref(l);
+
+	run_hqt(&r, &te, "project", "rm", "alpha", NULL);
+	assert_one_error(&r, 1, "rm of a missing project");
+	run_free(&r);
+	free(a);
+	free(b);
+	free(messy);
+}
+
+Test(cli, project_add_refusals)
+{
+	char *dir = fmt("%s/d", te.root), *file = fmt("%s/f", te.root);
+	char *missing = fmt("%s/missing", te.root);
+	struct run r;
+	json_t *l;
+
+	mkdir(dir, 0755);
+	write_file(file, "x", 0644);
+	add_project("d", dir);
+
+	run_hqt(&r, &te, "project", "add", "m", missing, NULL);
+	assert_one_error(&r, 1, "a missing path");
+	run_free(&r);
+	run_hqt(&r, &te, "project", "add", "f", file, NULL);
+	assert_one_error(&r, 1, "a file, not a directory");
+	run_free(&r);
+	run_hqt(&r, &te, "project", "add", "d", te.root, NULL);
+	assert_one_error(&r, 1, "a duplicate name");
+	cr_assert_not_null(strstr(r.err, "already exists"), "%s", r.err);
+	run_free(&r);
+	run_hqt(&r, &te, "project", "add", "bad name;x", dir, NULL);
+	cr_assert_neq(r.code, 0);
+	cr_assert_eq(count_lines(r.err), 1, "%s", r.err);
+	run_free(&r);
+
+	l = project_list();
+	cr_assert_eq(json_array_size(l), 1, "refused adds left rows behind");
+	cr_assert_str_eq(json_string_value(json_object_get(json_array_get(l, 0), "path")), dir);
+	json_decref(l);
+	free(dir);
+	free(file);
+	free(missing);
+}
+
+static int
+window_count(void)
+{
+	struct run r;
+	int n = 0;
+
+	run_tmux(&r, &te, "list-windows", "-a", "-F", "#{window_name}", NULL);
+	for (char *p = r.out; (p = strstr(p, "hqt-")) != NULL; p++)
+		if (p[4] >= '0' && p[4] <= '9')
+			n++;
+	run_free(&r);
+	return n;
+}
+
+Test(cli, project_rm_refused_while_it_has_sessions)
+{
+	char *dir = fmt("%s/w", te.root);
+	struct run r;
+	json_t *l, *j, *s;
+
+	mkdir(dir, 0755);
+	add_project("w", dir);
+	run_hqt(&r, &te, "new", "w", "claude", NULL);
+	cr_assert_eq(r.code, 0, "%s", r.err);
+	cr_assert_str_eq(r.out, "1\n");
+	run_free(&r);
+	cr_assert_eq(window_count(), 1);
+
+	l = project_list();
+	cr_assert_eq(json_integer_value(json_object_get(project_named(l, "w"), "sessions")), 1);
+	json_decref(l);
+
+	/* Every session-bearing --json document parses too. */
+	run_hqt(&r, &te, "list", "--json", NULL);
+	j = parse_json(&r, "list --json");
+	run_free(&r);
+	cr_assert_eq(json_array_size(j), 1);
+	s = json_array_get(j, 0);
+	cr_assert_eq(json_integer_value(json_object_get(s, "id")), 1);
+	cr_assert_str_eq(json_string_value(json_object_get(s, "project")), "w");
+	cr_assert_str_eq(json_string_value(json_object_get(s, "project_path")), dir);
+	cr_assert_str_eq(json_string_value(json_object_get(s, "harness")), "claude");
+	cr_assert_str_eq(json_string_value(json_object_get(s, "window")), "hqt-1");
+	cr_assert(json_is_null(json_object_get(s, "nickname")));
+	cr_assert(json_is_null(json_object_get(s, "model")));
+	cr_assert(json_is_null(json_object_get(s, "sandbox")));
+	cr_assert(json_is_string(json_object_get(s, "harness_session_id")));
+	cr_assert(json_is_string(json_object_get(s, "status")));
+	json_decref(j);
+	run_hqt(&r, &te, "show", "1", "--json", NULL);
+	j = parse_json(&r, "show --json");
+	run_free(&r);
+	cr_assert(json_is_object(j));
+	cr_assert(json_is_array(json_object_get(j, "argv")));
+	json_decref(j);
+	run_hqt(&r, &te, "list", NULL);
+	cr_assert_eq(r.code, 0);
+	cr_assert_not_null(strstr(r.out, "claude"));
+	run_free(&r);
+
+	run_hqt(&r, &te, "project", "rm", "w", NULL);
+	assert_one_error(&r, 1, "rm of a project with sessions");
+	cr_assert_not_null(strstr(r.err, "--force"), "%s", r.err);
+	run_free(&r);
+	l = project_list();
+	cr_assert_not_null(project_named(l, "w"));
+	json_decref(l);
+	cr_assert_eq(window_count(), 1, "a refused rm stopped the session");
+
+	run_hqt(&r, &te, "project", "rm", "--force", "w", NULL);
+	cr_assert_eq(r.code, 0, "%s", r.err);
+	run_free(&r);
+	l = project_list();
+	cr_assert_eq(json_array_size(l), 0);
+	json_decref(l);
+	cr_assert_eq(window_count(), 0, "project rm --force left the window running");
+	run_hqt(&r, &te, "list", "--json", NULL);
+	j = parse_json(&r, "list --json");
+	cr_assert_eq(json_array_size(j), 0);
+	json_decref(j);
+	run_free(&r);
+	free(dir);
+}

@@ -1,0 +1,829 @@
+/* test-sandbox.c: SPEC §8's guarantees, each proved by running the attack
+ * (tests/probe/probe.c) inside a real bwrap sandbox built by sandbox_exec,
+ * with a positive control beside each refusal so a broken setup cannot pass
+ * for a working sandbox. */
+#include <criterion/criterion.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <poll.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "sandbox.h"
+#include "support.h"
+#include "util.h"
+
+extern char **environ;
+
+struct sb {
+	char *root, *home, *priv, *proj, *probe;
+	struct sandbox_policy pol;
+	const char *exe;      /* default: the probe */
+	const char *argv0;    /* default: the probe's absolute path */
+	char *out;            /* output of the last run */
+	int status;           /* its wait status */
+};
+
+static void
+sb_init(struct sb *s)
+{
+	char *t = tmpdir_new();
+	struct stat st;
+
+	memset(s, 0, sizeof *s);
+	s->root = realpath(t, NULL);
+	free(t);
+	s->home = fmt("%s/home", s->root);
+	s->priv = fmt("%s/data/hqt/homes/probe", s->root);
+	s->proj = fmt("%s/proj", s->root);
+	s->probe = fmt("%s/tests/probe/hqt-probe", build_dir());
+	cr_assert_eq(stat(s->probe, &st), 0, "build the probe first: %s", s->probe);
+	mkdir(s->home, 0755);
+	mkdir(s->proj, 0755);
+	write_file(fmt("%s/README", s->proj), "project readme\n", 0644);
+	write_file(fmt("%s/.ssh/id_ed25519", s->home), "PRIVATE KEY\n", 0600);
+	write_file(fmt("%s/.bashrc", s->home), "alias x=y\n", 0644);
+	/* keep the probe cache out of the real user's ~/.cache */
+	setenv("XDG_CACHE_HOME", fmt("%s/cache", s->root), 1);
+	setenv("HQT_TEST_SECRET", "hunter2", 1);
+	setenv("TMUX", "/tmp/tmux-0/default,1234,0", 1);
+	setenv("TMUX_PANE", "%7", 1);
+	setenv("SSH_AUTH_SOCK", "/tmp/ssh-XXXX/agent.1", 1);
+	setenv("DBUS_SESSION_BUS_ADDRESS", "unix:path=/run/user/0/bus", 1);
+	setenv("DISPLAY", ":0", 1);
+	sandbox_policy_init(&s->pol);
+	s->exe = s->probe;
+	s->argv0 = s->probe;
+}
+
+static void
+sb_free(struct sb *s)
+{
+	rm_rf(s->root);
+	sandbox_policy_free(&s->pol);
+	free(s->out);
+}
+
+/*
+ * Run the probe with args (NULL-terminated) in the sandbox.  tty_fd >= 0
+ * becomes the child's stdin and controlling terminal.  Returns the child's
+ * pid through *pidp when not NULL and does not wait (the caller reads
+ * *outfd); otherwise waits and fills s->out and s->status.
+ */
+static pid_t
+sb_spawn(struct sb *s, const char *const *args, int tty_fd, int *outfd)
+{
+	int p[2];
+	pid_t pid;
+
+	cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		char *argv[64];
+		size_t n = 0;
+		char *err = NULL;
+
+		if (tty_fd >= 0) {
+			setsid();
+			if (ioctl(tty_fd, TIOCSCTTY, 0) < 0)
+				_exit(98);
+			dup2(tty_fd, 0);
+		} else {
+			int dn = open("/dev/null", O_RDONLY);
+			dup2(dn, 0);
+		}
+		dup2(p[1], 1);
+		dup2(p[1], 2);
+		argv[n++] = (char *)s->argv0;
+		for (; *args != NULL && n < 63; args++)
+			argv[n++] = (char *)*args;
+		argv[n] = NULL;
+		struct sandbox_input in = {
+			.policy = &s->pol, .argv = argv, .project = s->proj, .home = s->home,
+			.private_home = s->priv, .exe = s->exe, .host_env = environ,
+		};
+		sandbox_exec(&in, &err);
+		dprintf(2, "EXEC-FAILED: %s\n", err ? err : "?");
+		_exit(99);
+	}
+	close(p[1]);
+	*outfd = p[0];
+	return pid;
+}
+
+static char *
+read_all(int fd)
+{
+	char *buf = xcalloc(1, 1), tmp[4096];
+	size_t len = 0;
+	ssize_t n;
+
+	while ((n = read(fd, tmp, sizeof tmp)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			break;
+		buf = xreallocarray(buf, len + (size_t)n + 1, 1);
+		memcpy(buf + len, tmp, (size_t)n);
+		len += (size_t)n;
+		buf[len] = '\0';
+	}
+	return buf;
+}
+
+static void
+sb_run_tty(struct sb *s, int tty_fd, const char *const *args)
+{
+	int fd;
+	pid_t pid = sb_spawn(s, args, tty_fd, &fd);
+
+	free(s->out);
+	s->out = read_all(fd);
+	close(fd);
+	while (waitpid(pid, &s->status, 0) < 0 && errno == EINTR)
+		;
+	cr_log_info("sandbox output:\n%s", s->out);
+	cr_assert(strstr(s->out, "EXEC-FAILED") == NULL, "%s", s->out);
+}
+
+#define RUN(s, ...) sb_run_tty((s), -1, (const char *const[]){ __VA_ARGS__, NULL })
+
+/* The result of the probe line for command cmd ("read /x"), or "". */
+static const char *
+res(const struct sb *s, const char *cmd)
+{
+	static char buf[4096];
+	size_t n = strlen(cmd);
+
+	for (const char *l = s->out; l != NULL && *l != '\0';) {
+		const char *e = strchr(l, '\n');
+		size_t len = e != NULL ? (size_t)(e - l) : strlen(l);
+		if (len > n + 1 && strncmp(l, cmd, n) == 0 && l[n] == ':' && l[n + 1] == ' ') {
+			snprintf(buf, sizeof buf, "%.*s", (int)(len - n - 2), l + n + 2);
+			return buf;
+		}
+		l = e != NULL ? e + 1 : NULL;
+	}
+	return "";
+}
+
+#define EXPECT(s, cmd, want) \
+	cr_expect_str_eq(res((s), (cmd)), (want), "%s", (cmd))
+
+static char *
+dirname_of(const char *p)
+{
+	const char *slash = strrchr(p, '/');
+
+	return xstrndup(p, slash != NULL && slash != p ? (size_t)(slash - p) : 1);
+}
+
+static bool
+exists(const char *p)
+{
+	struct stat st;
+
+	return lstat(p, &st) == 0;
+}
+
+/* --- 1. Reads ------------------------------------------------------------ */
+
+Test(sandbox, reads_only_what_is_granted)
+{
+	struct sb s;
+	char *hostfile = fmt("/tmp/hqt-sbx-host-%d", (int)getpid());
+	char *other = NULL;
+
+	sb_init(&s);
+	other = fmt("%s/other-project/secret.txt", s.root);
+	write_file(other, "other secret\n", 0644);
+	write_file(hostfile, "host tmp\n", 0644);
+	char *claude = fmt("%s/.claude", s.home);
+	write_file(fmt("%s/credentials", claude), "login\n", 0600);
+	sandbox_policy_add_bind(&s.pol, claude, HQT_BIND_RO);
+
+	RUN(&s, "read", fmt("%s/README", s.proj), "read", fmt("%s/credentials", claude),
+	    "read", "/usr/share/dpkg/cputable", "read", fmt("%s/.ssh/id_ed25519", s.home),
+	    "read", fmt("%s/.bashrc", s.home), "read", other, "read", hostfile,
+	    "ls", "/run", "ls", "/run/user", "ls", "/home", "ls", "/var", "ls", "/tmp", "ls", "/sys",
+	    "read", "/etc/shadow", "read", "/etc/hostname");
+	/* controls: the project, the harness state, the system */
+	EXPECT(&s, fmt("read %s/README", s.proj), "ok project readme");
+	EXPECT(&s, fmt("read %s/credentials", claude), "ok login");
+	cr_expect(strncmp(res(&s, "read /usr/share/dpkg/cputable"), "ok", 2) == 0 ||
+		  !exists("/usr/share/dpkg/cputable"));
+	cr_expect(strncmp(res(&s, "read /etc/hostname"), "ok", 2) == 0 || !exists("/etc/hostname"));
+	/* the refusals */
+	EXPECT(&s, fmt("read %s/.ssh/id_ed25519", s.home), "ENOENT");
+	EXPECT(&s, fmt("read %s/.bashrc", s.home), "ENOENT");
+	EXPECT(&s, fmt("read %s", other), "ENOENT");
+	EXPECT(&s, fmt("read %s", hostfile), "ENOENT");
+	cr_assert_str_eq(slurp(hostfile), "host tmp\n", "control: the host file exists");
+	EXPECT(&s, "ls /run", "ENOENT");
+	EXPECT(&s, "ls /run/user", "ENOENT");
+	EXPECT(&s, "ls /var", "ENOENT");
+	EXPECT(&s, "ls /sys", "ENOENT");
+	cr_expect(strstr(res(&s, "ls /tmp"), "hqt-sbx-host") == NULL);
+	/* root in the sandbox maps to the owner of /etc/shadow: masked */
+	struct stat st;
+	if (stat("/etc/shadow", &st) == 0 && !(st.st_mode & S_IROTH))
+		cr_expect_str_neq(res(&s, "read /etc/shadow"), "", "probe ran");
+	cr_expect(strncmp(res(&s, "read /etc/shadow"), "ok", 2) != 0, "/etc/shadow readable");
+	unlink(hostfile);
+	sb_free(&s);
+}
+
+/* --- 2. Writes ----------------------------------------------------------- */
+
+Test(sandbox, writes_only_project_state_and_scratch)
+{
+	struct sb s;
+	char *scratch = fmt("/tmp/hqt-sbx-scratch-%d", (int)getpid());
+
+	sb_init(&s);
+	char *claude = fmt("%s/.claude", s.home);
+	mkdir(claude, 0700);
+	sandbox_policy_add_bind(&s.pol, claude, HQT_BIND_RW);
+	char *probedir = dirname_of(s.probe);
+	RUN(&s, "write", fmt("%s/new.txt", s.proj), "from sandbox",
+	    "write", fmt("%s/history", claude), "state",
+	    "write", scratch, "scratch", "read", scratch,
+	    "write", "/usr/hqt-sbx", "x", "write", "/etc/hqt-sbx", "x",
+	    "write", fmt("%s/planted", probedir), "x",
+	    "open-write", "/proc/sys/kernel/core_pattern",
+	    "open-write", "/proc/sys/kernel/hostname", "open-write", "/proc/sys/vm/drop_caches");
+	EXPECT(&s, fmt("write %s/new.txt from sandbox", s.proj), "ok");
+	cr_expect_str_eq(slurp(fmt("%s/new.txt", s.proj)), "from sandbox");
+	EXPECT(&s, fmt("write %s/history state", claude), "ok");
+	cr_expect_str_eq(slurp(fmt("%s/history", claude)), "state");
+	EXPECT(&s, fmt("write %s scratch", scratch), "ok");
+	EXPECT(&s, fmt("read %s", scratch), "ok scratch");
+	cr_expect(!exists(scratch), "/tmp inside is private scratch");
+	EXPECT(&s, "write /usr/hqt-sbx x", "EROFS");
+	EXPECT(&s, "write /etc/hqt-sbx x", "EROFS");
+	EXPECT(&s, fmt("write %s/planted x", probedir), "EROFS");
+	cr_expect(!exists(fmt("%s/planted", probedir)), "the install prefix is read-only");
+	/* host root has no capability check on sysctls: these must be read-only */
+	EXPECT(&s, "open-write /proc/sys/kernel/core_pattern", "EROFS");
+	EXPECT(&s, "open-write /proc/sys/kernel/hostname", "EROFS");
+	EXPECT(&s, "open-write /proc/sys/vm/drop_caches", "EROFS");
+
+	s.pol.fs_rw = false;
+	RUN(&s, "write", fmt("%s/ro.txt", s.proj), "x", "read", fmt("%s/README", s.proj),
+	    "write", fmt("%s/history2", claude), "state");
+	EXPECT(&s, fmt("write %s/ro.txt x", s.proj), "EROFS");
+	EXPECT(&s, fmt("read %s/README", s.proj), "ok project readme");
+	EXPECT(&s, fmt("write %s/history2 state", claude), "ok");
+	cr_expect(!exists(fmt("%s/ro.txt", s.proj)));
+	sb_free(&s);
+}
+
+/* --- 3. Nothing planted to run later ------------------------------------- */
+
+Test(sandbox, git_hooks_and_config_read_only)
+{
+	struct sb s;
+
+	sb_init(&s);
+	char *git = fmt("%s/.git", s.proj);
+	write_file(fmt("%s/config", git), "[core]\n\tbare = false\n", 0644);
+	write_file(fmt("%s/HEAD", git), "ref: refs/heads/main\n", 0644);
+	mkdir(fmt("%s/hooks", git), 0755);
+	RUN(&s, "write", fmt("%s/hooks/pre-commit", git), "evil",
+	    "write", fmt("%s/config", git), "[core] fsmonitor=evil",
+	    "rename", git, fmt("%s/.git-old", s.proj),
+	    "rename", fmt("%s/hooks", git), fmt("%s/hooks-old", git),
+	    "unlink", fmt("%s/config", git),
+	    "write", fmt("%s/ORIG_HEAD", git), "abc",
+	    "write", fmt("%s/src.c", s.proj), "int x;");
+	EXPECT(&s, fmt("write %s/hooks/pre-commit evil", git), "EROFS");
+	EXPECT(&s, fmt("write %s/config [core] fsmonitor=evil", git), "EROFS");
+	EXPECT(&s, fmt("rename %s %s/.git-old", git, s.proj), "EBUSY");
+	EXPECT(&s, fmt("rename %s/hooks %s/hooks-old", git, git), "EBUSY");
+	EXPECT(&s, fmt("unlink %s/config", git), "EBUSY");
+	/* controls: git can still write its own state, the project is writable */
+	EXPECT(&s, fmt("write %s/ORIG_HEAD abc", git), "ok");
+	EXPECT(&s, fmt("write %s/src.c int x;", s.proj), "ok");
+	cr_expect(!exists(fmt("%s/hooks/pre-commit", git)));
+	cr_expect_str_eq(slurp(fmt("%s/config", git)), "[core]\n\tbare = false\n");
+	cr_expect(!exists(fmt("%s/.git-old", s.proj)));
+	sb_free(&s);
+}
+
+Test(sandbox, git_hooks_missing_still_protected)
+{
+	struct sb s;
+
+	sb_init(&s);
+	char *git = fmt("%s/.git", s.proj);
+	write_file(fmt("%s/config", git), "[core]\n", 0644);
+	RUN(&s, "write", fmt("%s/hooks/post-checkout", git), "evil", "ls", fmt("%s/hooks", git));
+	EXPECT(&s, fmt("write %s/hooks/post-checkout evil", git), "EROFS");
+	EXPECT(&s, fmt("ls %s/hooks", git), "ok");
+	cr_expect(!exists(fmt("%s/hooks/post-checkout", git)));
+	sb_free(&s);
+}
+
+Test(sandbox, worktree_git_dir_read_only)
+{
+	struct sb s;
+
+	sb_init(&s);
+	char *common = fmt("%s/main/.git", s.root);
+	char *wt = fmt("%s/worktrees/proj", common);
+	write_file(fmt("%s/config", common), "[core]\n", 0644);
+	mkdir(fmt("%s/hooks", common), 0755);
+	write_file(fmt("%s/commondir", wt), "../..\n", 0644);
+	write_file(fmt("%s/HEAD", wt), "ref: refs/heads/wt\n", 0644);
+	write_file(fmt("%s/.git", s.proj), fmt("gitdir: %s\n", wt), 0644);
+	RUN(&s, "read", fmt("%s/HEAD", wt), "write", fmt("%s/hooks/pre-commit", common), "evil",
+	    "write", fmt("%s/config", common), "evil", "write", fmt("%s/.git", s.proj), "gitdir: /tmp/evil");
+	EXPECT(&s, fmt("read %s/HEAD", wt), "ok ref: refs/heads/wt");
+	EXPECT(&s, fmt("write %s/hooks/pre-commit evil", common), "EROFS");
+	EXPECT(&s, fmt("write %s/config evil", common), "EROFS");
+	EXPECT(&s, fmt("write %s/.git gitdir: /tmp/evil", s.proj), "EROFS");
+	sb_free(&s);
+}
+
+Test(sandbox, harness_settings_protected_and_state_writable)
+{
+	struct sb s;
+
+	sb_init(&s);
+	char *claude = fmt("%s/.claude", s.home);
+	char *settings = fmt("%s/settings.json", claude), *local = fmt("%s/settings.local.json", claude);
+	write_file(settings, "{\"hooks\":{}}\n", 0600);
+	sandbox_policy_add_bind(&s.pol, claude, HQT_BIND_RW);
+	sandbox_policy_add_bind(&s.pol, settings, HQT_BIND_PROTECT);
+	sandbox_policy_add_bind(&s.pol, local, HQT_BIND_PROTECT);
+	RUN(&s, "write", settings, "{\"hooks\":\"evil\"}", "write", local, "evil",
+	    "write", fmt("%s/x", claude), "state", "rename", fmt("%s/x", claude), settings,
+	    "unlink", local, "read", settings);
+	EXPECT(&s, fmt("write %s {\"hooks\":\"evil\"}", settings), "EROFS");
+	EXPECT(&s, fmt("write %s evil", local), "EROFS");
+	EXPECT(&s, fmt("read %s", settings), "ok {\"hooks\":{}}");
+	EXPECT(&s, fmt("write %s/x state", claude), "ok");
+	EXPECT(&s, fmt("rename %s/x %s", claude, settings), "EBUSY");
+	EXPECT(&s, fmt("unlink %s", local), "EBUSY");
+	cr_expect_str_eq(slurp(settings), "{\"hooks\":{}}\n");
+	cr_expect_str_eq(slurp(local), "{}\n");
+	sb_free(&s);
+}
+
+/* --- private home ------------------------------------------------------- */
+
+Test(sandbox, private_home_persists_and_stays_private)
+{
+	struct sb s;
+
+	sb_init(&s);
+	char *seed = fmt("%s/.claude.json", s.home);
+	write_file(seed, "{\"host\":1}", 0600);
+	sandbox_policy_add_bind(&s.pol, seed, HQT_BIND_SEED);
+	char *note = fmt("%s/note", s.home), *tmp = fmt("%s/.claude.json.tmp", s.home);
+	RUN(&s, "write", note, "one", "read", seed, "write", tmp, "{\"sbx\":1}", "rename", tmp, seed);
+	EXPECT(&s, fmt("write %s one", note), "ok");
+	EXPECT(&s, fmt("read %s", seed), "ok {\"host\":1}"); /* seeded from the host */
+	EXPECT(&s, fmt("rename %s %s", tmp, seed), "ok");
+	cr_expect(!exists(note), "the host home never sees the sandbox's writes");
+	cr_expect_str_eq(slurp(seed), "{\"host\":1}", "the host's dotfile is never written");
+	cr_expect_str_eq(slurp(fmt("%s/note", s.priv)), "one");
+	cr_expect_str_eq(slurp(fmt("%s/.claude.json", s.priv)), "{\"sbx\":1}");
+
+	RUN(&s, "read", note, "read", seed);
+	EXPECT(&s, fmt("read %s", note), "ok one");
+	EXPECT(&s, fmt("read %s", seed), "ok {\"sbx\":1}");
+	sb_free(&s);
+}
+
+Test(sandbox, harness_found_through_home_symlink)
+{
+	struct sb s;
+	size_t len;
+
+	sb_init(&s);
+	/* ~/.local/bin/hqt-probe -> ../share/probe/versions/1/hqt-probe */
+	char *bin = read_file(s.probe, 64 << 20, &len);
+	char *real = fmt("%s/.local/share/probe/versions/1/hqt-probe", s.home);
+	write_file(real, "", 0755);
+	FILE *f = fopen(real, "we");
+	cr_assert(fwrite(bin, 1, len, f) == len);
+	fclose(f);
+	free(bin);
+	mkdir(fmt("%s/.local/bin", s.home), 0755);
+	cr_assert_eq(symlink("../share/probe/versions/1/hqt-probe",
+			     fmt("%s/.local/bin/hqt-probe", s.home)), 0);
+	setenv("PATH", fmt("%s/.local/bin:/usr/bin:/bin", s.home), 1);
+	s.exe = fmt("%s/.local/bin/hqt-probe", s.home);
+	s.argv0 = "hqt-probe"; /* looked up on PATH inside, as a harness is */
+	RUN(&s, "cwd", "write", fmt("%s/.local/share/probe/versions/1/planted", s.home), "x",
+	    "ls", fmt("%s/.local/share", s.home));
+	EXPECT(&s, "cwd", fmt("ok %s", s.proj));
+	EXPECT(&s, fmt("write %s/.local/share/probe/versions/1/planted x", s.home), "EROFS");
+	sb_free(&s);
+}
+
+/* --- 4. Terminal --------------------------------------------------------- */
+
+static int
+open_pty(int *slave)
+{
+	int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+
+	cr_assert_geq(m, 0);
+	cr_assert_eq(grantpt(m), 0);
+	cr_assert_eq(unlockpt(m), 0);
+	*slave = open(ptsname(m), O_RDWR | O_NOCTTY);
+	cr_assert_geq(*slave, 0);
+	return m;
+}
+
+/* What the pty master has to read within ms (injected input is echoed). */
+static char *
+drain(int m, int ms)
+{
+	char *buf = xcalloc(1, 1), tmp[256];
+	size_t len = 0;
+	struct pollfd p = { m, POLLIN, 0 };
+
+	while (poll(&p, 1, ms) > 0) {
+		ssize_t n = read(m, tmp, sizeof tmp);
+		if (n <= 0)
+			break;
+		buf = xreallocarray(buf, len + (size_t)n + 1, 1);
+		memcpy(buf + len, tmp, (size_t)n);
+		len += (size_t)n;
+		buf[len] = '\0';
+	}
+	return buf;
+}
+
+Test(sandbox, no_terminal_injection_yet_a_working_terminal)
+{
+	struct sb s;
+	int slave, m;
+
+	sb_init(&s);
+	m = open_pty(&slave);
+	sb_run_tty(&s, slave, (const char *const[]){ "ctty", "0", "open-tty", "tiocsti", "0",
+						     "tiocsti-high", "0", "tioclinux", "0", NULL });
+	/* controls: stdin is still the controlling terminal, /dev/tty opens */
+	EXPECT(&s, "ctty 0", "ok");
+	EXPECT(&s, "open-tty", "ok");
+	/* the filter, with and without high bits in the request */
+	EXPECT(&s, "tiocsti 0", "EPERM");
+	EXPECT(&s, "tiocsti-high 0", "EPERM");
+	EXPECT(&s, "tioclinux 0", "EPERM");
+	char *echoed = drain(m, 100);
+	cr_expect(strchr(echoed, 'Q') == NULL, "input was injected: %s", echoed);
+	close(m);
+	close(slave);
+
+	/* Control outside the sandbox: the same calls do inject, so the EPERM
+	 * above is the filter's doing (root may always inject). */
+	if (geteuid() == 0) {
+		m = open_pty(&slave);
+		int p[2];
+		cr_assert_eq(pipe(p), 0);
+		pid_t pid = fork();
+		if (pid == 0) {
+			setsid();
+			ioctl(slave, TIOCSCTTY, 0);
+			dup2(slave, 0);
+			dup2(p[1], 1);
+			execl(s.probe, s.probe, "tiocsti-high", "0", (char *)NULL);
+			_exit(127);
+		}
+		close(p[1]);
+		char *out = read_all(p[0]);
+		waitpid(pid, NULL, 0);
+		cr_expect_str_eq(out, "tiocsti-high 0: ok\n");
+		echoed = drain(m, 200);
+		cr_expect(strchr(echoed, 'Q') != NULL, "control did not inject: '%s'", echoed);
+		close(m);
+		close(slave);
+	}
+	sb_free(&s);
+}
+
+/* --- 4. The rest of the filter ------------------------------------------- */
+
+Test(sandbox, syscall_filter)
+{
+	struct sb s;
+
+	sb_init(&s);
+	RUN(&s, "syscall", "getpid", "syscall", "clone-plain", "socket", "unix", "socket", "inet",
+	    "socket", "inet6", "socket", "netlink",
+	    "syscall", "add_key", "syscall", "keyctl", "syscall", "request_key",
+	    "syscall", "io_uring_setup", "syscall", "mount", "syscall", "umount",
+	    "syscall", "pivot_root", "syscall", "fsopen", "syscall", "open_tree",
+	    "syscall", "unshare-user", "syscall", "unshare-mount", "syscall", "setns",
+	    "syscall", "clone-newuser", "syscall", "clone3", "syscall", "bpf",
+	    "syscall", "perf_event_open", "syscall", "userfaultfd",
+	    "socket", "packet", "socket", "alg", "socket", "vsock", "socket", "key",
+	    "socket", "inet-high");
+	/* controls */
+	EXPECT(&s, "syscall getpid", "ok");
+	EXPECT(&s, "syscall clone-plain", "ok");
+	EXPECT(&s, "socket unix", "ok");
+	EXPECT(&s, "socket inet", "ok");
+	EXPECT(&s, "socket inet6", "ok");
+	EXPECT(&s, "socket netlink", "ok");
+	const char *eperm[] = { "add_key", "keyctl", "request_key", "io_uring_setup", "mount",
+				"umount", "pivot_root", "fsopen", "open_tree", "unshare-user",
+				"unshare-mount", "setns", "clone-newuser", "bpf",
+				"perf_event_open", "userfaultfd" };
+	for (size_t i = 0; i < ARRAY_SIZE(eperm); i++)
+		EXPECT(&s, fmt("syscall %s", eperm[i]), "EPERM");
+	EXPECT(&s, "syscall clone3", "ENOSYS");
+	EXPECT(&s, "socket packet", "EAFNOSUPPORT");
+	EXPECT(&s, "socket alg", "EAFNOSUPPORT");
+	EXPECT(&s, "socket vsock", "EAFNOSUPPORT");
+	EXPECT(&s, "socket key", "EAFNOSUPPORT");
+	EXPECT(&s, "socket inet-high", "EAFNOSUPPORT");
+	sb_free(&s);
+}
+
+Test(sandbox, x32_syscalls_kill)
+{
+	struct sb s;
+
+	sb_init(&s);
+#if defined(__x86_64__)
+	RUN(&s, "syscall", "getpid", "syscall", "x32-getpid", "syscall", "getpid");
+	EXPECT(&s, "syscall getpid", "ok");
+	EXPECT(&s, "syscall x32-getpid", "");
+	cr_expect(WIFEXITED(s.status) && WEXITSTATUS(s.status) == 128 + SIGSYS,
+		  "status %d", s.status);
+#endif
+	sb_free(&s);
+}
+
+/* --- 5, 6, 7. IPC, environment, descriptors, privileges ------------------ */
+
+Test(sandbox, no_privileges_secrets_or_descriptors)
+{
+	struct sb s;
+
+	sb_init(&s);
+	/* an inheritable descriptor the sandbox must not get */
+	int leak = open("/etc/hostname", O_RDONLY);
+	cr_assert_geq(leak, 0);
+	strv_push(&s.pol.env_names, "HQT_TEST_PASSED");
+	strv_push(&s.pol.env_names, "TMUX"); /* asked for, still refused */
+	setenv("HQT_TEST_PASSED", "yes", 1);
+	RUN(&s, "status", "fds", "pids", "env", "getenv", "HOME", "getenv", "TMPDIR",
+	    "getenv", "HQT_TEST_PASSED", "uid");
+	EXPECT(&s, "status", "ok CapEff=0000000000000000 CapBnd=0000000000000000 NoNewPrivs=1 "
+			     "Seccomp=2");
+	EXPECT(&s, "fds", "ok 0 1 2");
+	long pids = strtol(res(&s, "pids") + 3, NULL, 10);
+	cr_expect(pids >= 1 && pids <= 3, "pids: %s", res(&s, "pids"));
+	const char *env = res(&s, "env");
+	const char *never[] = { "HQT_TEST_SECRET", "TMUX", "TMUX_PANE", "SSH_AUTH_SOCK",
+				"DBUS_SESSION_BUS_ADDRESS", "DISPLAY", "XDG_CACHE_HOME" };
+	for (size_t i = 0; i < ARRAY_SIZE(never); i++) {
+		char *w = fmt(" %s ", never[i]), *env_sp = fmt("%s ", env + 2);
+		cr_expect(strstr(env_sp, w) == NULL, "%s leaked: %s", never[i], env);
+	}
+	cr_expect(strstr(s.out, "hunter2") == NULL);
+	EXPECT(&s, "getenv HOME", fmt("ok %s", s.home));
+	EXPECT(&s, "getenv TMPDIR", "ok /tmp");
+	EXPECT(&s, "getenv HQT_TEST_PASSED", "ok yes");
+	close(leak);
+	sb_free(&s);
+}
+
+static int
+tcp_listener(int *port)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	socklen_t len = sizeof sa;
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+	sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	cr_assert_eq(bind(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+	cr_assert_eq(listen(fd, 16), 0);
+	cr_assert_eq(getsockname(fd, (struct sockaddr *)&sa, &len), 0);
+	*port = ntohs(sa.sin_port);
+	return fd;
+}
+
+static int
+abstract_listener(const char *name)
+{
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	size_t n = strlen(name);
+
+	memcpy(sa.sun_path + 1, name, n);
+	cr_assert_eq(bind(fd, (struct sockaddr *)&sa,
+			  (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n)), 0);
+	cr_assert_eq(listen(fd, 16), 0);
+	return fd;
+}
+
+Test(sandbox, network_off_and_on)
+{
+	struct sb s;
+	int port, tcp, ab;
+	char *name = fmt("hqt-test-%d", (int)getpid());
+
+	sb_init(&s);
+	tcp = tcp_listener(&port);
+	ab = abstract_listener(name);
+	char *portstr = fmt("%d", port);
+	char *unixsock = fmt("%s/sock", s.root);
+	struct sockaddr_un su = { .sun_family = AF_UNIX };
+	int us = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	snprintf(su.sun_path, sizeof su.sun_path, "%s", unixsock);
+	cr_assert_eq(bind(us, (struct sockaddr *)&su, sizeof su), 0);
+	cr_assert_eq(listen(us, 4), 0);
+
+	s.pol.net = false;
+	RUN(&s, "connect-tcp", "127.0.0.1", portstr, "connect-abstract", name,
+	    "connect-unix", unixsock, "socket", "inet");
+	cr_expect_str_neq(res(&s, fmt("connect-tcp 127.0.0.1 %s", portstr)), "ok");
+	cr_expect_str_neq(res(&s, fmt("connect-tcp 127.0.0.1 %s", portstr)), "");
+	cr_expect_str_neq(res(&s, fmt("connect-abstract %s", name)), "ok");
+	EXPECT(&s, fmt("connect-unix %s", unixsock), "ENOENT");
+	EXPECT(&s, "socket inet", "ok");
+
+	s.pol.net = true;
+	RUN(&s, "connect-tcp", "127.0.0.1", portstr, "connect-abstract", name);
+	EXPECT(&s, fmt("connect-tcp 127.0.0.1 %s", portstr), "ok");
+	/* the abstract namespace belongs to the network namespace: reachable
+	 * with the host network, the reason net = off must be its own ns */
+	EXPECT(&s, fmt("connect-abstract %s", name), "ok");
+	close(tcp);
+	close(ab);
+	close(us);
+	sb_free(&s);
+}
+
+/* --- 8. Nothing outlives the window -------------------------------------- */
+
+static pid_t
+find_process(const char *marker)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	pid_t found = 0;
+
+	while (d != NULL && (de = readdir(d)) != NULL) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+		size_t len;
+		char *cmd;
+
+		if (*end != '\0' || pid <= 0)
+			continue;
+		cmd = read_file(fmt("/proc/%ld/cmdline", pid), 1 << 16, &len);
+		if (cmd == NULL)
+			continue;
+		for (size_t i = 0; i < len; i += strlen(cmd + i) + 1)
+			if (strcmp(cmd + i, marker) == 0 && strstr(cmd, "hqt-probe") != NULL)
+				found = (pid_t)pid;
+		free(cmd);
+	}
+	if (d != NULL)
+		closedir(d);
+	return found;
+}
+
+static int
+gone(void *marker)
+{
+	return find_process(marker) == 0;
+}
+
+Test(sandbox, killing_the_launcher_leaves_nothing)
+{
+	struct sb s;
+	int fd;
+	char buf[256];
+	char *marker = fmt("hqt-marker-%d-%ld", (int)getpid(), (long)time(NULL));
+
+	sb_init(&s);
+	pid_t pid = sb_spawn(&s, (const char *const[]){ "sleep", "60", marker, NULL }, -1, &fd);
+	ssize_t n = read(fd, buf, sizeof buf - 1);
+	cr_assert_gt(n, 0);
+	buf[n] = '\0';
+	cr_assert(strstr(buf, "sleep 60") != NULL && strstr(buf, "ok started") != NULL, "%s", buf);
+	cr_assert_neq(find_process(marker), 0, "control: the sandboxed process is visible");
+	/* the launcher is bwrap after exec: kill it the hard way */
+	kill(pid, SIGKILL);
+	waitpid(pid, NULL, 0);
+	cr_expect(wait_for(gone, marker, 3000), "the sandboxed process outlived its launcher");
+	close(fd);
+	sb_free(&s);
+}
+
+/* --- 9. Fail closed ----------------------------------------------------- */
+
+Test(sandbox, bwrap_missing_fails_closed)
+{
+	struct sb s;
+	struct sandbox_probe pr;
+	char *err = NULL;
+
+	sb_init(&s);
+	char *empty = fmt("%s/empty-path", s.root);
+	mkdir(empty, 0755);
+	setenv("PATH", empty, 1);
+	setenv("HQT_NO_PROBE_CACHE", "1", 1);
+	cr_assert_eq(sandbox_probe(&pr), -1);
+	cr_assert_eq(pr.available, false);
+	cr_assert(strstr(pr.reason, "bwrap") != NULL, "%s", pr.reason);
+	cr_assert(strstr(pr.fix, "apt-get install bubblewrap") != NULL, "%s", pr.fix);
+	sandbox_probe_clear(&pr);
+
+	char *marker = fmt("%s/ran-unsandboxed", s.root);
+	char *argv[] = { s.probe, "write", marker, "x", NULL };
+	struct sandbox_input in = {
+		.policy = &s.pol, .argv = argv, .project = s.proj, .home = s.home,
+		.private_home = s.priv, .exe = s.probe, .host_env = environ,
+	};
+	cr_assert_eq(sandbox_exec(&in, &err), -1);
+	cr_assert(strstr(err, "unavailable") != NULL && strstr(err, "apt-get") != NULL, "%s", err);
+	cr_assert(!exists(marker), "the command ran without the sandbox");
+	sb_free(&s);
+}
+
+Test(sandbox, old_or_restricted_bwrap_fails_closed)
+{
+	struct sb s;
+	struct sandbox_probe pr;
+
+	sb_init(&s);
+	char *dir = fmt("%s/fakebin", s.root);
+	setenv("HQT_NO_PROBE_CACHE", "1", 1);
+	setenv("PATH", dir, 1);
+
+	/* 0.6.1: no --disable-userns */
+	write_file(fmt("%s/bwrap", dir),
+		   "#!/bin/sh\n"
+		   "case \"$1\" in\n"
+		   "--version) echo 'bubblewrap 0.6.1';;\n"
+		   "--help) /usr/bin/bwrap --help | grep -v -e disable-userns -e assert-userns;;\n"
+		   "*) echo 'bwrap: Unknown option --disable-userns' >&2; exit 1;;\n"
+		   "esac\n", 0755);
+	cr_assert_eq(sandbox_probe(&pr), -1);
+	cr_assert(strstr(pr.reason, "--disable-userns") != NULL, "%s", pr.reason);
+	cr_assert(strstr(pr.reason, "0.6.1") != NULL, "%s", pr.reason);
+	cr_assert(strstr(pr.fix, "0.8.0") != NULL, "%s", pr.fix);
+	sandbox_probe_clear(&pr);
+
+	/* user namespaces restricted (Ubuntu 24.04's AppArmor, old Debian's sysctl) */
+	write_file(fmt("%s/bwrap", dir),
+		   "#!/bin/sh\n"
+		   "case \"$1\" in\n"
+		   "--version) echo 'bubblewrap 0.9.0';;\n"
+		   "--help) /usr/bin/bwrap --help;;\n"
+		   "*) echo 'bwrap: setting up uid map: Permission denied' >&2; exit 1;;\n"
+		   "esac\n", 0755);
+	cr_assert_eq(sandbox_probe(&pr), -1);
+	cr_assert(strstr(pr.reason, "namespace") != NULL, "%s", pr.reason);
+	cr_assert_not_null(pr.fix);
+	cr_log_info("reason: %s\nfix: %s", pr.reason, pr.fix);
+	sandbox_probe_clear(&pr);
+
+	/* the real one, as a control */
+	setenv("PATH", "/usr/bin:/bin", 1);
+	cr_assert_eq(sandbox_probe(&pr), 0, "%s", pr.reason ? pr.reason : "");
+	cr_assert(pr.available);
+	cr_assert_eq(pr.features & SANDBOX_F_REQUIRED, SANDBOX_F_REQUIRED);
+	sandbox_probe_clear(&pr);
+	sb_free(&s);
+}
+
+Test(sandbox, probe_cached_on_disk)
+{
+	struct sb s;
+	struct sandbox_probe pr;
+
+	sb_init(&s);
+	setenv("PATH", "/usr/bin:/bin", 1);
+	cr_assert_eq(sandbox_probe(&pr), 0, "%s", pr.reason ? pr.reason : "");
+	sandbox_probe_clear(&pr);
+	char *cache = slurp(fmt("%s/cache/hqt/bwrap-probe", s.root));
+	cr_assert_not_null(cache);
+	cr_assert(strstr(cache, "\"bwrap\":\"") != NULL, "%s", cache);
+	sb_free(&s);
+}

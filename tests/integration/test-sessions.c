@@ -1,0 +1,1424 @@
+/* test-sessions.c: sessions end to end, through the built hqt, a private tmux
+ * server and the fake harnesses of tests/fake: live status, each harness's
+ * resume ladder, captured conversation ids, resume --all after the tmux
+ * server died, hostile strings, --dry-run, a missing harness, nicknames,
+ * many processes at once, and `hqt new` killed at random moments. */
+#include <criterion/criterion.h>
+#include <criterion/logging.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <glob.h>
+#include <jansson.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "support.h"
+
+/* A generic harness with screen markers from the INI, one without any (its
+ * status comes from pane activity), and one that fails at once. */
+static const char INI[] =
+	"[harness.gen]\n"
+	"plugin = generic\n"
+	"command = fake-generic --generic-flag\n"
+	"working_markers = fake-generic: busy\n"
+	"waiting_markers = fake-generic: your turn\n"
+	"[harness.plain]\n"
+	"plugin = generic\n"
+	"command = fake-generic\n"
+	"[harness.broken]\n"
+	"plugin = generic\n"
+	"command = ls /nonexistent-hqt-test-dir\n";
+
+static struct tenv te;
+static char *proj;     /* the project "p" (a real path: no symlinks under /tmp) */
+static char *logdir;   /* FAKE_LOG_DIR */
+static char *control;  /* FAKE_CONTROL */
+
+/* ---- environment ---- */
+
+/* Set a variable, replacing an earlier assignment (a second tenv_set would
+ * put both in the environment, and the first wins). */
+static void
+env_put(const char *name, const char *value)
+{
+	char *a = value != NULL ? fmt("%s=%s", name, value) : strdup(name);
+	size_t l = strlen(name);
+
+	for (size_t i = 0; i < te.nextra; i++)
+		if (strncmp(te.extra[i], name, l) == 0 &&
+		    (te.extra[i][l] == '=' || te.extra[i][l] == '\0')) {
+			free(te.extra[i]);
+			te.extra[i] = a;
+			return;
+		}
+	tenv_set(&te, a);
+	free(a);
+}
+
+static void hqt_ok(const char *what, ...);
+
+static void
+setup(void)
+{
+	char *rundir;
+
+	tenv_init(&te, INI);
+	proj = fmt("%s/proj", te.root);
+	logdir = fmt("%s/log", te.root);
+	control = fmt("%s/control", te.root);
+	rundir = fmt("%s/run", te.root);
+	mkdir(proj, 0755);
+	mkdir(logdir, 0755);
+	mkdir(rundir, 0700);
+	char *path = fmt("%s:/usr/bin:/bin", getenv("HQT_FAKE_DIR"));
+	env_put("PATH", path);
+	free(path);
+	env_put("HQT_PLUGIN_DIR", getenv("HQT_TEST_PLUGIN_DIR"));
+	env_put("FAKE_LOG_DIR", logdir);
+	env_put("FAKE_CONTROL", control);
+	env_put("HQT_VERIFY_MS", "300");
+	/* hqt's launch directories land here, where a test can see leftovers. */
+	env_put("XDG_RUNTIME_DIR", rundir);
+	free(rundir);
+	write_file(control, "idle\n", 0644);
+	hqt_ok("project add", "project", "add", "p", proj, NULL);
+}
+
+static void
+teardown(void)
+{
+	tenv_free(&te);
+	free(proj);
+	free(logdir);
+	free(control);
+}
+
+TestSuite(sessions, .init = setup, .fini = teardown, .timeout = 60);
+
+/* ---- running hqt ---- */
+
+static void
+run_hqtv(struct run *r, const char *const *args)
+{
+	const char *argv[64] = { hqt_bin() };
+	size_t n = 1;
+
+	for (; args[n - 1] != NULL && n < 63; n++)
+		argv[n] = args[n - 1];
+	argv[n] = NULL;
+	run_argv(r, &te, argv, NULL);
+}
+
+/* hqt ARGS... must succeed. */
+static void
+hqt_ok(const char *what, ...)
+{
+	const char *args[64];
+	size_t n = 0;
+	va_list ap;
+	struct run r;
+
+	va_start(ap, what);
+	while (n < 63 && (args[n] = va_arg(ap, const char *)) != NULL)
+		n++;
+	va_end(ap);
+	args[n] = NULL;
+	run_hqtv(&r, args);
+	cr_assert_eq(r.code, 0, "hqt %s: exit %d: %s", what, r.code, r.err);
+	run_free(&r);
+}
+
+/* hqt new ARGS...: its number, printed alone on stdout. */
+static long
+hqt_new(const char *first, ...)
+{
+	const char *args[64] = { "new", first };
+	size_t n = 2;
+	va_list ap;
+	struct run r;
+	char *end;
+	long id;
+
+	va_start(ap, first);
+	while (n < 63 && (args[n] = va_arg(ap, const char *)) != NULL)
+		n++;
+	va_end(ap);
+	args[n] = NULL;
+	run_hqtv(&r, args);
+	cr_assert_eq(r.code, 0, "hqt new %s: exit %d: %s", first, r.code, r.err);
+	id = strtol(r.out, &end, 10);
+	cr_assert(id > 0 && strcmp(end, "\n") == 0, "hqt new printed [%s]", r.out);
+	run_free(&r);
+	return id;
+}
+
+static json_t *
+parse(const struct run *r, const char *what)
+{
+	json_error_t e;
+	json_t *j;
+
+	cr_assert_eq(r->code, 0, "%s: exit %d: %s", what, r->code, r->err);
+	j = json_loads(r->out, 0, &e);
+	cr_assert_not_null(j, "%s: not JSON (%s): %s", what, e.text, r->out);
+	return j;
+}
+
+static json_t *
+list_json(void)
+{
+	static const char *const args[] = { "list", "--json", NULL };
+	struct run r;
+	json_t *j;
+
+	run_hqtv(&r, args);
+	j = parse(&r, "list --json");
+	run_free(&r);
+	cr_assert(json_is_array(j));
+	return j;
+}
+
+/* Session id of list l (borrowed), or NULL. */
+static json_t *
+in_list(json_t *l, long id)
+{
+	json_t *s;
+	size_t i;
+
+	json_array_foreach(l, i, s)
+		if (json_integer_value(json_object_get(s, "id")) == id)
+			return s;
+	return NULL;
+}
+
+/* A copy of one field of session id, from a fresh `hqt list --json`. */
+static char *
+field(long id, const char *key)
+{
+	json_t *l = list_json(), *s = in_list(l, id), *v;
+	char *out;
+
+	cr_assert_not_null(s, "session %ld not listed", id);
+	v = json_object_get(s, key);
+	out = json_is_string(v) ? strdup(json_string_value(v)) : NULL;
+	json_decref(l);
+	return out;
+}
+
+static json_t *
+show_json(const char *key)
+{
+	const char *const args[] = { "show", key, "--json", NULL };
+	struct run r;
+	json_t *j;
+
+	run_hqtv(&r, args);
+	j = parse(&r, "show --json");
+	run_free(&r);
+	return j;
+}
+
+static void
+sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+static long long
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Poll `hqt list --json` until every session in ids has status want. */
+static void
+wait_status(const long *ids, size_t n, const char *want, int timeout_ms)
+{
+	long long end = now_ms() + timeout_ms;
+	char last[256] = "";
+
+	for (;;) {
+		json_t *l = list_json();
+		size_t ok = 0, off = 0;
+		for (size_t i = 0; i < n; i++) {
+			json_t *s = in_list(l, ids[i]);
+			const char *st = s ? json_string_value(json_object_get(s, "status")) : "absent";
+			if (st != NULL && strcmp(st, want) == 0)
+				ok++;
+			if (off < sizeof last)
+				off += (size_t)snprintf(last + off, sizeof last - off, "%ld:%s ",
+							ids[i], st ? st : "?");
+		}
+		json_decref(l);
+		if (ok == n)
+			return;
+		cr_assert(now_ms() < end, "want every session %s, have %s", want, last);
+		sleep_ms(50);
+	}
+}
+
+/* Poll until every session in ids runs (working or waiting). */
+static void
+wait_alive(const long *ids, size_t n, int timeout_ms)
+{
+	long long end = now_ms() + timeout_ms;
+
+	for (;;) {
+		json_t *l = list_json();
+		size_t ok = 0;
+		const char *bad = "";
+		long bad_id = 0;
+		for (size_t i = 0; i < n; i++) {
+			json_t *s = in_list(l, ids[i]);
+			const char *st = s ? json_string_value(json_object_get(s, "status")) : "absent";
+			if (st != NULL && (strcmp(st, "working") == 0 || strcmp(st, "waiting") == 0))
+				ok++;
+			else {
+				bad = st ? st : "?";
+				bad_id = ids[i];
+			}
+		}
+		if (ok == n) {
+			json_decref(l);
+			return;
+		}
+		cr_assert(now_ms() < end, "session %ld is %s, not running", bad_id, bad);
+		json_decref(l);
+		sleep_ms(50);
+	}
+}
+
+static void
+set_control(const char *line)
+{
+	char *t = fmt("%s\n", line);
+
+	write_file(control, t, 0644);
+	free(t);
+}
+
+/* ---- what the fake harnesses recorded ---- */
+
+struct rec {
+	char **v;   /* argv, v[0] as the harness saw it (a path) */
+	size_t n;
+	char *cwd;  /* without the final newline */
+	char *buf;
+};
+
+static void
+rec_free(struct rec *r)
+{
+	free(r->v);
+	free(r->buf);
+	free(r->cwd);
+	memset(r, 0, sizeof *r);
+}
+
+/* How many times harness `name` (claude, codex, kiro-cli, fake-generic)
+ * has started, and the pid of start k. */
+static size_t
+starts(const char *name, long *pids, size_t max)
+{
+	char *path = fmt("%s/%s.pids", logdir, name), *text = slurp(path);
+	size_t n = 0;
+
+	free(path);
+	for (char *p = text; p != NULL && *p;) {
+		char *end;
+		long pid = strtol(p, &end, 10);
+		if (end == p)
+			break;
+		if (n < max && pids != NULL)
+			pids[n] = pid;
+		n++;
+		p = *end ? end + 1 : end;
+	}
+	free(text);
+	return n;
+}
+
+static void
+wait_starts(const char *name, size_t n)
+{
+	long long end = now_ms() + 5000;
+
+	while (starts(name, NULL, 0) < n) {
+		cr_assert(now_ms() < end, "%s started %zu times, want %zu", name,
+			  starts(name, NULL, 0), n);
+		sleep_ms(50);
+	}
+}
+
+/* Start k (0-based; -1: the last) of harness name. */
+static void
+rec_get(const char *name, long k, struct rec *r)
+{
+	long pids[256];
+	size_t n = starts(name, pids, 256), len;
+	char *path;
+
+	memset(r, 0, sizeof *r);
+	cr_assert_gt(n, 0, "%s never started", name);
+	if (k < 0)
+		k = (long)n - 1;
+	cr_assert_lt((size_t)k, n);
+	path = fmt("%s/%s.%ld.argv", logdir, name, pids[k]);
+	r->buf = slurp(path);
+	cr_assert_not_null(r->buf, "%s missing", path);
+	free(path);
+	/* slurp NUL-terminates; the words are NUL-separated and each ends in NUL. */
+	path = fmt("%s/%s.%ld.argv", logdir, name, pids[k]);
+	struct stat st;
+	cr_assert_eq(stat(path, &st), 0);
+	len = (size_t)st.st_size;
+	free(path);
+	r->v = calloc(len + 1, sizeof *r->v);
+	for (size_t off = 0; off < len; off += strlen(r->buf + off) + 1)
+		r->v[r->n++] = r->buf + off;
+	path = fmt("%s/%s.%ld.cwd", logdir, name, pids[k]);
+	r->cwd = slurp(path);
+	free(path);
+	cr_assert_not_null(r->cwd);
+	size_t cl = strlen(r->cwd);
+	if (cl > 0 && r->cwd[cl - 1] == '\n')
+		r->cwd[cl - 1] = '\0';
+}
+
+static const char *
+base(const char *p)
+{
+	const char *s = strrchr(p, '/');
+
+	return s ? s + 1 : p;
+}
+
+/* The harness got exactly want[] (want[0] compared by its last component). */
+static void
+assert_argv(const struct rec *r, const char *const *want)
+{
+	size_t n = 0;
+
+	while (want[n] != NULL)
+		n++;
+	cr_assert_eq(r->n, n, "argv has %zu words, want %zu (argv[1] = %s)", r->n, n,
+		     r->n > 1 ? r->v[1] : "-");
+	cr_assert_str_eq(base(r->v[0]), base(want[0]));
+	for (size_t i = 1; i < n; i++)
+		cr_assert_str_eq(r->v[i], want[i], "argv[%zu]", i);
+}
+
+/* show --json's argv equals what the harness received. */
+static void
+assert_show_argv_is(const char *key, const struct rec *r)
+{
+	json_t *j = show_json(key), *argv = json_object_get(j, "argv");
+
+	cr_assert(json_is_array(argv), "show has no argv");
+	cr_assert_eq(json_array_size(argv), r->n, "show argv has %zu words, harness got %zu",
+		     json_array_size(argv), r->n);
+	cr_assert_str_eq(base(json_string_value(json_array_get(argv, 0))), base(r->v[0]));
+	for (size_t i = 1; i < r->n; i++)
+		cr_assert_str_eq(json_string_value(json_array_get(argv, i)), r->v[i],
+				 "show argv[%zu]", i);
+	json_decref(j);
+}
+
+static int
+windows_named(const char *name)
+{
+	struct run r;
+	int n = 0;
+
+	run_tmux(&r, &te, "list-windows", "-a", "-F", "#{window_name}", NULL);
+	for (char *p = r.out; p != NULL && *p;) {
+		char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+		if (len == strlen(name) && strncmp(p, name, len) == 0)
+			n++;
+		p = nl ? nl + 1 : NULL;
+	}
+	run_free(&r);
+	return n;
+}
+
+static int
+hqt_windows(void)
+{
+	struct run r;
+	int n = 0;
+
+	run_tmux(&r, &te, "list-windows", "-a", "-F", "#{window_name}", NULL);
+	for (char *p = r.out; (p = strstr(p, "hqt-")) != NULL; p++)
+		if (p[4] >= '0' && p[4] <= '9')
+			n++;
+	run_free(&r);
+	return n;
+}
+
+static char *
+dbfile(void)
+{
+	return fmt("%s/.local/share/hqt/hqt.db", te.home);
+}
+
+static void
+assert_integrity(void)
+{
+	char *path = dbfile();
+	sqlite3 *db;
+	sqlite3_stmt *st;
+
+	cr_assert_eq(sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
+	cr_assert_eq(sqlite3_prepare_v2(db, "PRAGMA integrity_check", -1, &st, NULL), SQLITE_OK);
+	cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
+	cr_assert_str_eq((const char *)sqlite3_column_text(st, 0), "ok");
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	free(path);
+}
+
+/* ---- status ---- */
+
+Test(sessions, status_follows_the_screen)
+{
+	long ids[4];
+	struct rec r;
+
+	ids[0] = hqt_new("p", "claude", NULL);
+	ids[1] = hqt_new("p", "codex", NULL);
+	ids[2] = hqt_new("p", "kiro", NULL);
+	ids[3] = hqt_new("p", "gen", NULL);
+	for (long i = 0; i < 4; i++)
+		cr_assert_eq(ids[i], i + 1);
+
+	set_control("working");
+	wait_status(ids, 4, "working", 5000);
+	set_control("waiting");
+	wait_status(ids, 4, "waiting", 5000);
+	set_control("working");
+	wait_status(ids, 4, "working", 5000);
+	set_control("exit 0");
+	wait_status(ids, 4, "exited", 5000);
+
+	/* The windows stay, with their last screen. */
+	cr_assert_eq(hqt_windows(), 4);
+	rec_get("fake-generic", -1, &r);
+	static const char *const gen[] = { "fake-generic", "--generic-flag", NULL };
+	assert_argv(&r, gen);
+	cr_assert_str_eq(r.cwd, proj);
+	rec_free(&r);
+}
+
+Test(sessions, without_markers_activity_decides)
+{
+	long id = hqt_new("p", "plain", NULL);
+
+	/* Output just now: working; nothing printed for a while: waiting. */
+	set_control("working");
+	wait_status(&id, 1, "working", 3000);
+	wait_status(&id, 1, "waiting", 6000);
+	set_control("waiting");
+	wait_status(&id, 1, "working", 3000);
+}
+
+Test(sessions, killed_window_is_gone_and_show_says_so)
+{
+	long id = hqt_new("p", "claude", NULL);
+	json_t *j;
+
+	hqt_ok("kill", "kill", "1", NULL);
+	wait_status(&id, 1, "gone", 3000);
+	cr_assert_eq(windows_named("hqt-1"), 0);
+	j = show_json("1");
+	cr_assert_str_eq(json_string_value(json_object_get(j, "status")), "gone");
+	json_decref(j);
+	hqt_ok("rm", "rm", "1", NULL);
+	j = list_json();
+	cr_assert_eq(json_array_size(j), 0);
+	json_decref(j);
+}
+
+/* ---- the resume ladders ---- */
+
+Test(sessions, claude_without_transcript_spawns_again_with_the_same_id)
+{
+	long id = hqt_new("p", "claude", NULL);
+	char *sid = field(id, "harness_session_id");
+	struct rec r;
+	struct run out;
+	static const char *const args[] = { "resume", "1", NULL };
+
+	cr_assert_not_null(sid);
+	wait_starts("claude", 1);
+	rec_get("claude", 0, &r);
+	const char *const spawn[] = { "claude", "--session-id", sid, NULL };
+	assert_argv(&r, spawn);
+	cr_assert_str_eq(r.cwd, proj);
+	assert_show_argv_is("1", &r);
+	rec_free(&r);
+
+	hqt_ok("kill", "kill", "1", NULL);
+	run_hqtv(&out, args);
+	cr_assert_eq(out.code, 0, "%s", out.err);
+	cr_assert_str_eq(out.out, "1 respawned\n");
+	run_free(&out);
+	wait_starts("claude", 2);
+	rec_get("claude", -1, &r);
+	assert_argv(&r, spawn);
+	cr_assert_str_eq(r.cwd, proj);
+	rec_free(&r);
+	wait_status(&id, 1, "waiting", 3000);
+	char *sid2 = field(id, "harness_session_id");
+	cr_assert_str_eq(sid2, sid);
+	free(sid2);
+	free(sid);
+}
+
+Test(sessions, claude_with_transcript_resumes)
+{
+	long id = hqt_new("p", "claude", NULL);
+	char *sid = field(id, "harness_session_id"), *transcript;
+	struct rec r;
+	struct run out;
+	struct stat st;
+	static const char *const args[] = { "resume", "1", NULL };
+
+	/* Its first turn writes ~/.claude/projects/<cwd mangled>/<id>.jsonl. */
+	set_control("working");
+	wait_status(&id, 1, "working", 3000);
+	char *mangled = strdup(proj);
+	for (char *c = mangled; *c; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9')))
+			*c = '-';
+	transcript = fmt("%s/.claude/projects/%s/%s.jsonl", te.home, mangled, sid);
+	for (long long end = now_ms() + 3000; stat(transcript, &st) != 0;) {
+		cr_assert(now_ms() < end, "no transcript %s", transcript);
+		sleep_ms(50);
+	}
+	set_control("idle");
+	hqt_ok("kill", "kill", "1", NULL);
+	run_hqtv(&out, args);
+	cr_assert_eq(out.code, 0, "%s", out.err);
+	cr_assert_str_eq(out.out, "1 resumed\n");
+	run_free(&out);
+	wait_starts("claude", 2);
+	rec_get("claude", -1, &r);
+	const char *const resume[] = { "claude", "--resume", sid, NULL };
+	assert_argv(&r, resume);
+	cr_assert_str_eq(r.cwd, proj);
+	rec_free(&r);
+	wait_status(&id, 1, "waiting", 3000);
+	free(mangled);
+	free(transcript);
+	free(sid);
+}
+
+Test(sessions, show_argv_after_a_resume_is_what_the_window_runs)
+{
+	long id = hqt_new("p", "claude", NULL);
+	char *sid = field(id, "harness_session_id");
+	struct rec r;
+
+	set_control("working");
+	wait_status(&id, 1, "working", 3000);
+	set_control("idle");
+	wait_starts("claude", 1);
+	sleep_ms(200); /* the transcript is written at the first turn */
+	hqt_ok("kill", "kill", "1", NULL);
+	hqt_ok("resume", "resume", "1", NULL);
+	wait_starts("claude", 2);
+	rec_get("claude", -1, &r);
+	const char *const resume[] = { "claude", "--resume", sid, NULL };
+	assert_argv(&r, resume);
+	/* SPEC §6: argv in show is the exact command the window runs. */
+	assert_show_argv_is("1", &r);
+	rec_free(&r);
+	free(sid);
+}
+
+/* The rollout files the fake codex wrote, and the id of the main one. */
+static size_t
+rollouts(char **main_id, char **main_path)
+{
+	char *pat = fmt("%s/.codex/sessions/*/*/*/rollout-*.jsonl", te.home);
+	glob_t g;
+	size_t n = 0;
+
+	if (glob(pat, 0, NULL, &g) == 0) {
+		n = g.gl_pathc;
+		for (size_t i = 0; i < g.gl_pathc && main_id != NULL; i++) {
+			json_error_t e;
+			json_t *j = json_load_file(g.gl_pathv[i], JSON_DISABLE_EOF_CHECK, &e);
+			json_t *p = json_object_get(j, "payload");
+			json_t *src = json_object_get(p, "source");
+			if (json_is_string(src) && strcmp(json_string_value(src), "cli") == 0) {
+				free(*main_id);
+				*main_id = strdup(json_string_value(json_object_get(p, "id")));
+				if (main_path != NULL) {
+					free(*main_path);
+					*main_path = strdup(g.gl_pathv[i]);
+				}
+			}
+			json_decref(j);
+		}
+		globfree(&g);
+	}
+	free(pat);
+	return n;
+}
+
+Test(sessions, codex_id_from_its_own_rollout_not_the_subagents)
+{
+	long id;
+	char *main_id = NULL, *got;
+	struct rec r;
+	struct run out;
+	static const char *const args[] = { "resume", "1", NULL };
+
+	env_put("FAKE_CODEX_SUBAGENT", "1");
+	id = hqt_new("p", "codex", NULL);
+	set_control("working");
+	/* Both files first (the sub-agent's is the newer), then let hqt look. */
+	for (long long end = now_ms() + 4000; rollouts(NULL, NULL) < 2;) {
+		cr_assert(now_ms() < end, "the fake codex wrote %zu rollouts", rollouts(NULL, NULL));
+		sleep_ms(50);
+	}
+	cr_assert_eq(rollouts(&main_id, NULL), 2);
+	cr_assert_not_null(main_id);
+	got = field(id, "harness_session_id");
+	cr_assert_not_null(got, "codex id not captured");
+	cr_assert_str_eq(got, main_id);
+	free(got);
+
+	set_control("idle");
+	hqt_ok("kill", "kill", "1", NULL);
+	run_hqtv(&out, args);
+	cr_assert_eq(out.code, 0, "%s", out.err);
+	cr_assert_str_eq(out.out, "1 resumed\n");
+	run_free(&out);
+	wait_starts("codex", 2);
+	rec_get("codex", -1, &r);
+	const char *const resume[] = { "codex", "resume", main_id, NULL };
+	assert_argv(&r, resume);
+	cr_assert_str_eq(r.cwd, proj);
+	rec_free(&r);
+	got = field(id, "harness_session_id");
+	cr_assert_str_eq(got, main_id);
+	free(got);
+	free(main_id);
+}
+
+Test(sessions, codex_rung_two_when_resume_fails)
+{
+	long id = hqt_new("p", "codex", "-m", "gpt-x", NULL);
+	char *main_id = NULL, *main_path = NULL, *got;
+	struct rec r;
+	struct run out;
+	static const char *const args[] = { "resume", "1", NULL };
+
+	set_control("working");
+	for (long long end = now_ms() + 3000; rollouts(NULL, NULL) < 1;) {
+		cr_assert(now_ms() < end, "no rollout");
+		sleep_ms(50);
+	}
+	rollouts(&main_id, &main_path);
+	got = field(id, "harness_session_id");
+	cr_assert_str_eq(got, main_id);
+	free(got);
+	set_control("idle");
+	hqt_ok("kill", "kill", "1", NULL);
+	/* The conversation is gone: `codex resume ID` fails, so rung 2 runs fresh. */
+	cr_assert_eq(unlink(main_path), 0);
+	run_hqtv(&out, args);
+	cr_assert_eq(out.code, 0, "%s", out.err);
+	cr_assert_str_eq(out.out, "1 respawned\n");
+	run_free(&out);
+	wait_starts("codex", 3);
+	rec_get("codex", 1, &r);
+	const char *const resume[] = { "codex", "resume", main_id, "-m", "gpt-x", NULL };
+	assert_argv(&r, resume);
+	rec_free(&r);
+	rec_get("codex", 2, &r);
+	const char *const fresh[] = { "codex", "-m", "gpt-x", NULL };
+	assert_argv(&r, fresh);
+	cr_assert_str_eq(r.cwd, proj);
+	rec_free(&r);
+	wait_alive(&id, 1, 3000);
+	free(main_id);
+	free(main_path);
+}
+
+/* The kiro session file the fake wrote (the only one), as an id. */
+static char *
+kiro_id(void)
+{
+	char *pat = fmt("%s/.kiro/sessions/cli/*.json", te.home), *id = NULL;
+	glob_t g;
+
+	for (long long end = now_ms() + 3000;;) {
+		if (glob(pat, 0, NULL, &g) == 0) {
+			cr_assert_eq(g.gl_pathc, 1);
+			id = strdup(base(g.gl_pathv[0]));
+			id[strlen(id) - 5] = '\0';
+			globfree(&g);
+			break;
+		}
+		cr_assert(now_ms() < end, "no kiro session file");
+		sleep_ms(50);
+	}
+	free(pat);
+	return id;
+}
+
+Test(sessions, kiro_resumes_by_captured_id)
+{
+	long id = hqt_new("p", "kiro", "--model", "claude-x", NULL);
+	char *kid = kiro_id(), *got;
+	struct rec r;
+	struct run out;
+	static const char *const args[] = { "resume", "1", NULL };
+
+	got = field(id, "harness_session_id");
+	cr_assert_not_null(got, "kiro id not captured");
+	cr_assert_str_eq(got, kid);
+	free(got);
+	rec_get("kiro-cli", 0, &r);
+	const char *const spawn[] = { "kiro-cli", "chat", "--model", "claude-x", NULL };
+	assert_argv(&r, spawn);
+	assert_show_argv_is("1", &r);
+	rec_free(&r);
+
+	hqt_ok("kill", "kill", "1", NULL);
+	run_hqtv(&out, args);
+	cr_assert_eq(out.code, 0, "%s", out.err);
+	cr_assert_str_eq(out.out, "1 resumed\n");
+	run_free(&out);
+	wait_starts("kiro-cli", 2);
+	rec_get("kiro-cli", -1, &r);
+	cr_assert_geq(r.n, 4);
+	cr_assert_str_eq(r.v[1], "chat");
+	cr_assert_str_eq(r.v[2], "--resume-id");
+	cr_assert_str_eq(r.v[3], kid);
+	cr_assert_str_eq(r.cwd, proj);
+	rec_free(&r);
+	free(kid);
+}
+
+Test(sessions, kiro_without_id_resumes_the_latest)
+{
+	long id = hqt_new("p", "kiro", NULL);
+	char *kid = kiro_id(), *path = fmt("%s/.kiro/sessions/cli/%s.json", te.home, kid);
+	struct rec r;
+	struct run out;
+	static const char *const args[] = { "resume", "1", NULL };
+
+	/* Gone before hqt ever looked: nothing to resume by id. */
+	cr_assert_eq(unlink(path), 0);
+	hqt_ok("kill", "kill", "1", NULL);
+	run_hqtv(&out, args);
+	cr_assert_eq(out.code, 0, "%s", out.err);
+	run_free(&out);
+	wait_starts("kiro-cli", 2);
+	rec_get("kiro-cli", -1, &r);
+	const char *const latest[] = { "kiro-cli", "chat", "--resume", NULL };
+	assert_argv(&r, latest);
+	cr_assert_str_eq(r.cwd, proj);
+	rec_free(&r);
+	wait_alive(&id, 1, 3000);
+	free(kid);
+	free(path);
+}
+
+Test(sessions, resume_all_after_tmux_kill_server)
+{
+	long ids[4];
+	char *sids[3], *main_id = NULL;
+	struct run out;
+	struct rec r;
+	static const char *const args[] = { "resume", "--all", NULL };
+
+	ids[0] = hqt_new("p", "claude", NULL);
+	ids[1] = hqt_new("p", "codex", NULL);
+	ids[2] = hqt_new("p", "kiro", NULL);
+	ids[3] = hqt_new("p", "gen", NULL);
+	set_control("working");
+	wait_status(ids, 4, "working", 5000);
+	for (long long end = now_ms() + 3000; rollouts(NULL, NULL) < 1;) {
+		cr_assert(now_ms() < end, "no rollout");
+		sleep_ms(50);
+	}
+	rollouts(&main_id, NULL);
+	sleep_ms(200); /* claude's transcript */
+	for (size_t i = 0; i < 3; i++) {
+		sids[i] = field(ids[i], "harness_session_id");
+		cr_assert_not_null(sids[i], "session %ld has no conversation id", ids[i]);
+	}
+	cr_assert_str_eq(sids[1], main_id);
+	set_control("idle");
+
+	run_tmux(&out, &te, "kill-server", NULL);
+	run_free(&out);
+	wait_status(ids, 4, "gone", 3000);
+
+	run_hqtv(&out, args);
+	cr_assert_eq(out.code, 0, "resume --all: %s", out.err);
+	cr_assert_str_eq(out.out, "1 resumed\n2 resumed\n3 resumed\n4 respawned\n", "%s",
+			 out.out);
+	run_free(&out);
+	wait_alive(ids, 4, 5000);
+	for (size_t i = 0; i < 4; i++) {
+		char *w = fmt("hqt-%ld", ids[i]);
+		cr_assert_eq(windows_named(w), 1, "%s", w);
+		free(w);
+	}
+
+	rec_get("claude", -1, &r);
+	const char *const c[] = { "claude", "--resume", sids[0], NULL };
+	assert_argv(&r, c);
+	rec_free(&r);
+	rec_get("codex", -1, &r);
+	const char *const x[] = { "codex", "resume", sids[1], NULL };
+	assert_argv(&r, x);
+	rec_free(&r);
+	rec_get("kiro-cli", -1, &r);
+	const char *const k[] = { "kiro-cli", "chat", "--resume-id", sids[2], NULL };
+	assert_argv(&r, k);
+	rec_free(&r);
+	cr_assert_eq(starts("fake-generic", NULL, 0), 2);
+	for (size_t i = 0; i < 3; i++) {
+		char *now = field(ids[i], "harness_session_id");
+		cr_assert_str_eq(now, sids[i], "session %ld changed conversation", ids[i]);
+		free(now);
+		free(sids[i]);
+	}
+	/* Nothing left to bring back. */
+	run_hqtv(&out, args);
+	cr_assert_eq(out.code, 0, "%s", out.err);
+	cr_assert_str_empty(out.out);
+	run_free(&out);
+	free(main_id);
+}
+
+/* ---- hostile strings ---- */
+
+static char *
+marker(int i)
+{
+	return fmt("%s/pwned%d", te.root, i);
+}
+
+static void
+assert_no_markers(void)
+{
+	for (int i = 1; i <= 9; i++) {
+		char *m = marker(i);
+		struct stat st;
+		cr_assert_neq(stat(m, &st), 0, "%s exists: something ran a shell", m);
+		free(m);
+	}
+}
+
+/* Parse a shell-quoted line the way sh does (a wrong quote would run the
+ * marker commands, which assert_no_markers catches).  Each word comes back
+ * hex-encoded on a line of its own, so any byte survives. */
+static size_t
+sh_words(const char *line, char **words, size_t max)
+{
+	const char *argv[] = {
+		"sh", "-c",
+		"eval \"set -- $1\"; for w; do printf '%s' \"$w\" | od -An -tx1 -v | tr -d ' \\n'; echo; done",
+		"sh", line, NULL,
+	};
+	struct run r;
+	size_t n = 0;
+
+	run_argv(&r, &te, argv, NULL);
+	cr_assert_eq(r.code, 0, "sh could not parse [%s]: %s", line, r.err);
+	for (char *p = r.out; *p && n < max;) {
+		char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+		char *w = calloc(len / 2 + 1, 1);
+		for (size_t i = 0; i + 1 < len; i += 2) {
+			unsigned v;
+			sscanf(p + i, "%2x", &v);
+			w[i / 2] = (char)v;
+		}
+		words[n++] = w;
+		p = nl ? nl + 1 : p + len;
+	}
+	run_free(&r);
+	return n;
+}
+
+Test(sessions, hostile_nickname_model_and_path_reach_the_harness_unchanged)
+{
+	char *m1 = marker(1), *m2 = marker(2), *m3 = marker(3), *m4 = marker(4), *m5 = marker(5);
+	char *m6 = marker(6), *m7 = marker(7);
+	char *path = fmt("%s/we\"ird ' ; $(touch %s) `touch %s` #(touch %s)\nline2 $HOME", te.root,
+			 m1, m2, m3);
+	char *model = fmt("m\"'; $(touch %s) `touch %s`\n#(touch %s) x;", m4, m5, m6);
+	char *nick = fmt("n\"'; $(touch %s)`id`\n;", m7);
+	char *keep = fmt("%s/.keep", path);
+	struct rec r;
+	struct run out;
+	json_t *j;
+	long id;
+
+	write_file(keep, "", 0644);
+	hqt_ok("project add", "project", "add", "evil", path, NULL);
+	id = hqt_new("evil", "claude", "--model", model, "--nickname", nick, NULL);
+	wait_starts("claude", 1);
+	rec_get("claude", 0, &r);
+	char *sid = field(id, "harness_session_id");
+	const char *const want[] = { "claude", "--session-id", sid, "--model", model, NULL };
+	assert_argv(&r, want);
+	cr_assert_str_eq(r.cwd, path);
+	assert_show_argv_is(nick, &r);
+	rec_free(&r);
+
+	j = show_json(nick);
+	cr_assert_str_eq(json_string_value(json_object_get(j, "nickname")), nick);
+	cr_assert_str_eq(json_string_value(json_object_get(j, "model")), model);
+	cr_assert_str_eq(json_string_value(json_object_get(j, "project_path")), path);
+	json_decref(j);
+
+	/* The table stays one line per session. */
+	static const char *const list[] = { "list", NULL };
+	run_hqtv(&out, list);
+	cr_assert_eq(out.code, 0);
+	int lines = 0;
+	for (char *p = out.out; *p; p++)
+		lines += *p == '\n';
+	cr_assert_eq(lines, 2, "%s", out.out);
+	run_free(&out);
+
+	/* And again through a resume. */
+	set_control("working");
+	wait_status(&id, 1, "working", 3000);
+	set_control("idle");
+	sleep_ms(200);
+	hqt_ok("kill", "kill", nick, NULL);
+	hqt_ok("resume", "resume", nick, NULL);
+	wait_starts("claude", 2);
+	rec_get("claude", -1, &r);
+	const char *const again[] = { "claude", "--resume", sid, "--model", model, NULL };
+	assert_argv(&r, again);
+	cr_assert_str_eq(r.cwd, path);
+	rec_free(&r);
+	sleep_ms(300);
+	assert_no_markers();
+	free(sid);
+	free(keep);
+	free(path);
+	free(model);
+	free(nick);
+	free(m1);
+	free(m2);
+	free(m3);
+	free(m4);
+	free(m5);
+	free(m6);
+	free(m7);
+}
+
+/* ---- --dry-run ---- */
+
+static char *
+dry_run(const char *const *args)
+{
+	struct run r;
+	char *line;
+	size_t len;
+
+	run_hqtv(&r, args);
+	cr_assert_eq(r.code, 0, "dry run: %s", r.err);
+	cr_assert_str_empty(r.err);
+	line = strdup(r.out);
+	len = strlen(line);
+	cr_assert(len > 0 && line[len - 1] == '\n');
+	line[len - 1] = '\0';
+	run_free(&r);
+	return line;
+}
+
+Test(sessions, dry_run_prints_the_argv_and_starts_nothing)
+{
+	char *m1 = marker(1), *m2 = marker(2), *m3 = marker(3);
+	char *model = fmt("o'p\"us $(touch %s) `touch %s`;\n #(touch %s) \\", m1, m2, m3);
+	const char *const codex[] = { "new", "p", "codex", "--model", model, "--dry-run", NULL };
+	const char *const claude[] = { "new", "p", "claude", "-m", model, "--nickname", "n",
+				       "--dry-run", NULL };
+	char *words[16], *line;
+	size_t n;
+	json_t *l;
+
+	line = dry_run(codex);
+	n = sh_words(line, words, 16);
+	cr_assert_eq(n, 3, "[%s] is %zu words", line, n);
+	cr_assert_str_eq(words[0], "codex");
+	cr_assert_str_eq(words[1], "-m");
+	cr_assert_str_eq(words[2], model);
+	for (size_t i = 0; i < n; i++)
+		free(words[i]);
+	free(line);
+
+	line = dry_run(claude);
+	n = sh_words(line, words, 16);
+	cr_assert_eq(n, 5, "[%s] is %zu words", line, n);
+	cr_assert_str_eq(words[0], "claude");
+	cr_assert_str_eq(words[1], "--session-id");
+	cr_assert_eq(strlen(words[2]), 36, "not a uuid: %s", words[2]);
+	cr_assert_str_eq(words[3], "--model");
+	cr_assert_str_eq(words[4], model);
+	for (size_t i = 0; i < n; i++)
+		free(words[i]);
+	free(line);
+
+	/* A plain one prints plain words. */
+	const char *const plain[] = { "new", "p", "kiro", "--dry-run", NULL };
+	line = dry_run(plain);
+	cr_assert_str_eq(line, "kiro-cli chat");
+	free(line);
+
+	/* Nothing written, nothing started. */
+	l = list_json();
+	cr_assert_eq(json_array_size(l), 0);
+	json_decref(l);
+	cr_assert_eq(hqt_windows(), 0);
+	cr_assert_eq(starts("codex", NULL, 0) + starts("claude", NULL, 0), 0);
+	sleep_ms(100);
+	assert_no_markers();
+	/* And the numbers were not used up either. */
+	cr_assert_eq(hqt_new("p", "codex", NULL), 1);
+	free(model);
+	free(m1);
+	free(m2);
+	free(m3);
+}
+
+/* ---- failures to start ---- */
+
+Test(sessions, harness_missing_keeps_the_row_exited_with_the_error)
+{
+	struct run r;
+	const char *const args[] = { "new", "p", "claude", NULL };
+	json_t *l, *s;
+
+	env_put("PATH", "/usr/bin:/bin");
+	run_hqtv(&r, args);
+	cr_assert_eq(r.code, 1, "exit %d: %s", r.code, r.err);
+	cr_assert_str_eq(r.out, "1\n");
+	cr_assert(strncmp(r.err, "hqt: ", 5) == 0);
+	cr_assert_not_null(strstr(r.err, "claude"), "%s", r.err);
+	cr_assert_eq(strchr(r.err, '\n'), r.err + strlen(r.err) - 1, "one line: %s", r.err);
+	run_free(&r);
+
+	l = list_json();
+	cr_assert_eq(json_array_size(l), 1);
+	s = in_list(l, 1);
+	cr_assert_str_eq(json_string_value(json_object_get(s, "status")), "exited");
+	const char *msg = json_string_value(json_object_get(s, "exit_message"));
+	cr_assert_not_null(msg);
+	cr_assert_not_null(strstr(msg, "claude"), "%s", msg);
+	json_decref(l);
+	cr_assert_eq(starts("claude", NULL, 0), 0);
+}
+
+Test(sessions, harness_that_dies_at_once_shows_its_first_line)
+{
+	struct run r;
+	const char *const args[] = { "new", "p", "broken", NULL };
+	long id = 1;
+	json_t *l;
+
+	run_hqtv(&r, args);
+	cr_assert_str_eq(r.out, "1\n", "%s", r.err);
+	run_free(&r);
+	wait_status(&id, 1, "exited", 3000);
+	l = list_json();
+	const char *msg = json_string_value(json_object_get(in_list(l, 1), "exit_message"));
+	cr_assert_not_null(msg, "no exit message");
+	cr_assert_not_null(strstr(msg, "nonexistent-hqt-test-dir"), "%s", msg);
+	json_decref(l);
+
+	/* A resume that dies at once says why, too. */
+	const char *const resume[] = { "resume", "1", NULL };
+	run_hqtv(&r, resume);
+	cr_assert_eq(r.code, 1);
+	cr_assert_not_null(strstr(r.err, "nonexistent-hqt-test-dir"), "%s", r.err);
+	run_free(&r);
+}
+
+/* ---- nicknames ---- */
+
+Test(sessions, nicknames_are_unique_per_project)
+{
+	char *q = fmt("%s/q", te.root);
+	struct run r;
+	json_t *l;
+	const char *const dup[] = { "new", "p", "claude", "--nickname", "a", NULL };
+	const char *const digits[] = { "new", "p", "claude", "--nickname", "123", NULL };
+	const char *const ambiguous[] = { "show", "a", NULL };
+
+	mkdir(q, 0755);
+	hqt_ok("project add", "project", "add", "q", q, NULL);
+	cr_assert_eq(hqt_new("p", "claude", "--nickname", "a", NULL), 1);
+	run_hqtv(&r, dup);
+	cr_assert_eq(r.code, 1, "a second 'a' in p: exit %d", r.code);
+	cr_assert_str_empty(r.out);
+	cr_assert_not_null(strstr(r.err, "'a'"), "%s", r.err);
+	run_free(&r);
+	run_hqtv(&r, digits);
+	cr_assert_neq(r.code, 0, "an all-digit nickname was taken");
+	run_free(&r);
+	long b = hqt_new("q", "claude", "--nickname", "a", NULL);
+	cr_assert_gt(b, 1);
+
+	l = list_json();
+	cr_assert_eq(json_array_size(l), 2);
+	json_decref(l);
+	cr_assert_eq(hqt_windows(), 2, "a refused session left a window");
+	run_hqtv(&r, ambiguous);
+	cr_assert_eq(r.code, 1);
+	cr_assert_not_null(strstr(r.err, "ambiguous"), "%s", r.err);
+	run_free(&r);
+	json_t *j = show_json("1");
+	cr_assert_str_eq(json_string_value(json_object_get(j, "nickname")), "a");
+	json_decref(j);
+	free(q);
+}
+
+/* ---- many processes ---- */
+
+/* Start hqt args in te's environment with stdout/stderr to files; the
+ * child waits until `gate` reads EOF so that all start together. */
+static pid_t
+spawn_hqt(const char *const *args, int gate, const char *outfile, const char *errfile)
+{
+	pid_t pid = fork();
+
+	cr_assert_neq(pid, -1);
+	if (pid != 0)
+		return pid;
+	if (gate >= 0) {
+		char c;
+		while (read(gate, &c, 1) < 0 && errno == EINTR)
+			;
+		close(gate);
+	}
+	for (size_t i = 0; i < te.nextra; i++) {
+		char *eq = strchr(te.extra[i], '=');
+		if (eq == NULL) {
+			unsetenv(te.extra[i]);
+			continue;
+		}
+		*eq = '\0';
+		setenv(te.extra[i], eq + 1, 1);
+		*eq = '=';
+	}
+	int o = open(outfile ? outfile : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	int e = open(errfile ? errfile : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	int n = open("/dev/null", O_RDONLY);
+	if (o < 0 || e < 0 || n < 0)
+		_exit(126);
+	dup2(n, 0);
+	dup2(o, 1);
+	dup2(e, 2);
+	const char *argv[32] = { hqt_bin() };
+	size_t k = 1;
+	for (; args[k - 1] != NULL && k < 31; k++)
+		argv[k] = args[k - 1];
+	argv[k] = NULL;
+	execv(argv[0], (char *const *)argv);
+	_exit(127);
+}
+
+Test(sessions, twenty_concurrent_project_adds_and_news)
+{
+	enum { N = 20 };
+	pid_t pids[2 * N];
+	int gate[2];
+	char *out[2 * N], *err[2 * N];
+	json_t *l;
+
+	cr_assert_eq(pipe2(gate, O_CLOEXEC), 0);
+	for (int i = 0; i < 2 * N; i++) {
+		out[i] = fmt("%s/c%d.out", te.root, i);
+		err[i] = fmt("%s/c%d.err", te.root, i);
+		if (i < N) {
+			char *dir = fmt("%s/proj%d", te.root, i), *name = fmt("q%d", i);
+			mkdir(dir, 0755);
+			const char *const args[] = { "project", "add", name, dir, NULL };
+			pids[i] = spawn_hqt(args, gate[0], out[i], err[i]);
+			free(dir);
+			free(name);
+		} else {
+			char *nick = fmt("n%d", i - N);
+			const char *const args[] = { "new", "p", "claude", "--nickname", nick, NULL };
+			pids[i] = spawn_hqt(args, gate[0], out[i], err[i]);
+			free(nick);
+		}
+	}
+	close(gate[0]);
+	close(gate[1]); /* go */
+	for (int i = 0; i < 2 * N; i++) {
+		int st;
+		cr_assert_eq(waitpid(pids[i], &st, 0), pids[i]);
+		char *e = slurp(err[i]);
+		cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "process %d: status %d: %s", i, st,
+			  e);
+		cr_assert_null(strstr(e, "locked"), "%s", e);
+		cr_assert_str_empty(e, "process %d: %s", i, e);
+		free(e);
+		if (i >= N) {
+			char *o = slurp(out[i]);
+			cr_assert(o[0] >= '1' && o[0] <= '9', "hqt new printed [%s]", o);
+			free(o);
+		}
+		free(out[i]);
+		free(err[i]);
+	}
+
+	static const char *const plist[] = { "project", "list", "--json", NULL };
+	struct run r;
+	run_hqtv(&r, plist);
+	l = parse(&r, "project list --json");
+	run_free(&r);
+	cr_assert_eq(json_array_size(l), N + 1);
+	json_decref(l);
+
+	l = list_json();
+	cr_assert_eq(json_array_size(l), N);
+	long ids[N];
+	json_t *s;
+	size_t i;
+	json_array_foreach(l, i, s) {
+		ids[i] = (long)json_integer_value(json_object_get(s, "id"));
+		char *w = fmt("hqt-%ld", ids[i]);
+		cr_assert_eq(windows_named(w), 1, "%s", w);
+		free(w);
+	}
+	json_decref(l);
+	wait_status(ids, N, "waiting", 5000);
+	wait_starts("claude", N);
+	cr_assert_eq(starts("claude", NULL, 0), N);
+	assert_integrity();
+}
+
+/* Every row is complete and has its window; every harness that ran belongs
+ * to a row; each row's harness ran once. */
+static void
+assert_consistent(void)
+{
+	char *path = dbfile();
+	sqlite3 *db;
+	sqlite3_stmt *st;
+	size_t nrows = 0;
+	char *sids[64];
+
+	cr_assert_eq(sqlite3_open_v2(path, &db, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
+	sqlite3_busy_timeout(db, 5000);
+	cr_assert_eq(sqlite3_prepare_v2(db,
+		"SELECT s.id, s.harness, s.state, s.spawned_at, s.created_at, "
+		"s.harness_session_id, p.name FROM sessions s "
+		"LEFT JOIN projects p ON p.id = s.project_id ORDER BY s.id",
+		-1, &st, NULL), SQLITE_OK);
+	while (sqlite3_step(st) == SQLITE_ROW && nrows < 64) {
+		long id = (long)sqlite3_column_int64(st, 0);
+		const char *harness = (const char *)sqlite3_column_text(st, 1);
+		const char *state = (const char *)sqlite3_column_text(st, 2);
+		const char *sid = (const char *)sqlite3_column_text(st, 5);
+		const char *project = (const char *)sqlite3_column_text(st, 6);
+		char *w = fmt("hqt-%ld", id);
+
+		cr_assert_str_eq(harness, "claude", "row %ld", id);
+		cr_assert_str_eq(project, "p", "row %ld", id);
+		cr_assert(strcmp(state, "running") == 0 || strcmp(state, "exited") == 0,
+			  "row %ld is '%s'", id, state);
+		cr_assert_gt(sqlite3_column_int64(st, 3), 0, "row %ld never spawned", id);
+		cr_assert_gt(sqlite3_column_int64(st, 4), 0, "row %ld", id);
+		cr_assert_not_null(sid, "row %ld has no session id", id);
+		cr_assert_eq(windows_named(w), 1, "row %ld: %d windows %s", id, windows_named(w), w);
+		sids[nrows++] = strdup(sid);
+		free(w);
+	}
+	sqlite3_finalize(st);
+	sqlite3_close(db);
+	free(path);
+
+	/* Launchers of committed rows exec their harness; no other may. */
+	wait_starts("claude", nrows);
+	sleep_ms(300);
+	long pids[256];
+	size_t n = starts("claude", pids, 256);
+	cr_assert_eq(n, nrows, "%zu harness starts for %zu rows", n, nrows);
+	for (size_t k = 0; k < n; k++) {
+		struct rec r;
+		size_t hit = 0;
+		rec_get("claude", (long)k, &r);
+		cr_assert_geq(r.n, 3);
+		for (size_t i = 0; i < nrows; i++)
+			hit += strcmp(sids[i], r.v[2]) == 0;
+		cr_assert_eq(hit, 1, "harness run with %s has %zu rows", r.v[2], hit);
+		rec_free(&r);
+	}
+	for (size_t i = 0; i < nrows; i++)
+		free(sids[i]);
+}
+
+Test(sessions, new_killed_at_random_moments_leaves_no_half_session)
+{
+	unsigned seed = (unsigned)time(NULL) ^ (unsigned)getpid();
+	const char *const args[] = { "new", "p", "claude", NULL };
+	int survived = 0;
+
+	cr_log_info("seed %u", seed);
+	srand(seed);
+	for (int i = 0; i < 15; i++) {
+		int ms = rand() % 61, st;
+		pid_t pid = spawn_hqt(args, -1, NULL, NULL);
+		sleep_ms(ms);
+		kill(pid, SIGKILL);
+		cr_assert_eq(waitpid(pid, &st, 0), pid);
+		if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+			survived++;
+	}
+	cr_log_info("%d of 15 finished before the kill", survived);
+	sleep_ms(100); /* tmux clients the killed processes left behind */
+	assert_integrity();
+	assert_consistent();
+
+	/* hqt still works, and a number given out again runs only its own. */
+	long id = hqt_new("p", "claude", NULL);
+	wait_status(&id, 1, "waiting", 3000);
+	assert_consistent();
+	assert_integrity();
+
+	/* What SIGKILL left in the launch directory ($XDG_RUNTIME_DIR). */
+	char *pat = fmt("%s/run/hqt-launch-*", te.root);
+	glob_t g;
+	size_t left = 0;
+	if (glob(pat, 0, NULL, &g) == 0) {
+		left = g.gl_pathc;
+		globfree(&g);
+	}
+	cr_log_info("%zu launch directories left behind", left);
+	free(pat);
+}
