@@ -136,6 +136,7 @@ callgrind_one() {
 	tm send-keys -t tui q
 	i=0
 	while tm has-session -t tui 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	[ -z "${KEEP_CALLGRIND:-}" ] || cp "$out" "${KEEP_CALLGRIND}.$n"
 	ir=$(callgrind_annotate "$out" 2>/dev/null | awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1 }')
 	calls=$((KEYS + 1))
 	awk -v ir="$ir" -v c="$calls" -v n="$n" 'BEGIN {

@@ -747,19 +747,13 @@ default_plugin_dir(void)
 #endif
 	};
 	char *exe = self_exe(), *dir, *first = NULL;
-	struct stat st;
 
 	if (exe == NULL)
 		return NULL;
-	/* self_exe() names the executable; accept its directory as well. */
-	if (stat(exe, &st) == 0 && S_ISDIR(st.st_mode))
-		dir = exe;
-	else {
-		dir = dir_of(exe);
-		free(exe);
-		if (dir == NULL)
-			return NULL;
-	}
+	dir = dir_of(exe);
+	free(exe);
+	if (dir == NULL)
+		return NULL;
 	for (size_t i = 0; i < ARRAY_SIZE(reldirs); i++) {
 		char *p = join_path(dir, reldirs[i]), *real = realpath(p, NULL);
 		if (real != NULL) {

@@ -186,8 +186,9 @@ struct tmux_panes {
  * call (two when a dead pane's process was left unreaped: then the server
  * gets a SIGCHLD, which makes it reap, and is asked again).  No server, or
  * no such session, is not an error: an empty list.
- * Free-text fields travel length-prefixed (#{n:...}), so a window name or a
- * process name holding tabs or newlines cannot forge a record.
+ * Names travel length-prefixed (#{n:...}) and the command ends at a random
+ * per-call mark, so a window or process name holding tabs or newlines cannot
+ * forge a record.
  */
 int tmux_list_panes(const struct tmux *t, struct tmux_panes *out, char **err);
 void tmux_panes_free(struct tmux_panes *p);

@@ -48,7 +48,7 @@ char *trim(char *s);
 /* True when s is non-empty and made only of [a-z0-9_-]. */
 bool valid_name(const char *s);
 
-/* The directory of /proc/self/exe (caller frees), or NULL. */
+/* The path of the running executable, from /proc/self/exe (caller frees), or NULL. */
 char *self_exe(void);
 
 /* Read a whole file (at most max bytes); NULL with errno on failure. */

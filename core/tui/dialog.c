@@ -161,6 +161,10 @@ dialog_new_compose(struct tui *t)
 	cx = x + 13;
 	cw = w - 15;
 	r = y + 2;
+	/* A '>' marks the focused row, for terminals (and readers) without
+	 * reverse video. */
+	if (nd->focus <= NF_NET)
+		frame_putwc(f, r + nd->focus, x + 1, L'>', ST_KEY);
 
 	/* Harness: the loaded ones, cycled with Space or Left/Right. */
 	unsigned fs = nd->focus == NF_HARNESS ? ST_REVERSE : 0;
@@ -233,6 +237,8 @@ dialog_new_compose(struct tui *t)
 
 	const char *create = "[ Create ]", *cancel = "[ Cancel ]";
 	int bx = x + (w - 10 - 3 - 10) / 2;
+	if (nd->focus == NF_CREATE || nd->focus == NF_CANCEL)
+		frame_putwc(f, r, bx - 1 + (nd->focus == NF_CANCEL ? 13 : 0), L'>', ST_KEY);
 	frame_text(f, r, bx, 10, create, ST_NORMAL | (nd->focus == NF_CREATE ? ST_REVERSE : 0));
 	frame_text(f, r, bx + 13, 10, cancel, ST_NORMAL | (nd->focus == NF_CANCEL ? ST_REVERSE : 0));
 }
@@ -386,12 +392,16 @@ dialog_project_compose(struct tui *t)
 		w = f->cols;
 	centre(f, h, w, &y, &x);
 	frame_box(f, y, x, h, w, "Add project");
+	if (pd->focus <= PF_PATH)
+		frame_putwc(f, y + 2 + pd->focus, x + 1, L'>', ST_KEY);
 	frame_text(f, y + 2, x + 2, 8, "Name", pd->focus == PF_NAME ? ST_KEY : ST_NORMAL);
 	field_draw(&pd->name, f, y + 2, x + 9, w - 11, pd->focus == PF_NAME);
 	frame_text(f, y + 3, x + 2, 8, "Path", pd->focus == PF_PATH ? ST_KEY : ST_NORMAL);
 	field_draw(&pd->path, f, y + 3, x + 9, w - 11, pd->focus == PF_PATH);
 	frame_text(f, y + 4, x + 9, w - 11, "letters, digits . _ -; an existing directory", ST_DIM);
 	int bx = x + (w - 10 - 3 - 10) / 2;
+	if (pd->focus == PF_ADD || pd->focus == PF_CANCEL)
+		frame_putwc(f, y + 6, bx - 1 + (pd->focus == PF_CANCEL ? 13 : 0), L'>', ST_KEY);
 	frame_text(f, y + 6, bx, 10, "[  Add   ]", ST_NORMAL | (pd->focus == PF_ADD ? ST_REVERSE : 0));
 	frame_text(f, y + 6, bx + 13, 10, "[ Cancel ]",
 		   ST_NORMAL | (pd->focus == PF_CANCEL ? ST_REVERSE : 0));
@@ -524,6 +534,6 @@ dialog_help_compose(struct tui *t)
 		frame_text(f, y + 1 + i, x + 2, 18, lines[i][0], ST_KEY);
 		frame_text(f, y + 1 + i, x + 21, w - 23, lines[i][1], ST_NORMAL);
 	}
-	frame_text(f, y + h - 3, x + 2, w - 4, "Status: working, waiting (needs you),", ST_DIM);
-	frame_text(f, y + h - 2, x + 2, w - 4, "exited (window kept), gone (no window)", ST_DIM);
+	frame_text(f, y + h - 3, x + 2, w - 4, "Status: working, waiting (needs you), exited", ST_DIM);
+	frame_text(f, y + h - 2, x + 2, w - 4, "(window kept), gone (no window); * waiting", ST_DIM);
 }

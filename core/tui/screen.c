@@ -154,8 +154,23 @@ frame_putwc(struct frame *f, int y, int x, wchar_t wc, unsigned char style)
 void
 frame_fill(struct frame *f, int y, int x, int w, unsigned char style)
 {
+	if (y < 0 || y >= f->rows || w <= 0)
+		return;
+	if (x < 0) {
+		w += x;
+		x = 0;
+	}
+	if (x + w > f->cols)
+		w = f->cols - x;
+	if (w <= 0)
+		return;
+	/* Only the ends can cut a wide character in half. */
+	claim(f, y, x);
+	claim(f, y, x + w - 1);
+	struct cell c = blank, *row = at(f, y, x);
+	c.style = style;
 	for (int i = 0; i < w; i++)
-		frame_putwc(f, y, x + i, L' ', style);
+		row[i] = c;
 }
 
 void
@@ -270,13 +285,36 @@ decode(const char *s, size_t *n)
 	return out;
 }
 
+/* Printable ASCII needs no escaping, decoding or wcwidth: the common case. */
+static bool
+plain_ascii(const char *s, size_t *len)
+{
+	const unsigned char *p = (const unsigned char *)s;
+
+	for (; *p != '\0'; p++)
+		if (*p < 0x20 || *p > 0x7e)
+			return false;
+	*len = (size_t)(p - (const unsigned char *)s);
+	return true;
+}
+
 int
 frame_text(struct frame *f, int y, int x, int w, const char *s, unsigned char style)
 {
 	size_t n;
-	wchar_t *ws = decode(s, &n);
-	int used = put_wide(f, y, x, w, ws, n, style);
+	wchar_t *ws;
+	int used;
 
+	if (s == NULL)
+		s = "";
+	if (plain_ascii(s, &n) && (int)n <= w && y >= 0 && y < f->rows && x >= 0 &&
+	    x + (int)n <= f->cols) {
+		for (size_t i = 0; i < n; i++)
+			frame_putwc(f, y, x + (int)i, (wchar_t)s[i], style);
+		return (int)n;
+	}
+	ws = decode(s, &n);
+	used = put_wide(f, y, x, w, ws, n, style);
 	free(ws);
 	return used;
 }
@@ -292,9 +330,15 @@ int
 text_width(const char *s)
 {
 	size_t n;
-	wchar_t *ws = decode(s, &n);
-	int w = wtext_width(ws, n);
+	wchar_t *ws;
+	int w;
 
+	if (s == NULL)
+		return 0;
+	if (plain_ascii(s, &n))
+		return (int)n;
+	ws = decode(s, &n);
+	w = wtext_width(ws, n);
 	free(ws);
 	return w;
 }

@@ -550,6 +550,7 @@ tui_free(struct tui *t)
 	db_project_list_free(t->projects);
 	db_session_list_free(t->sessions);
 	free(t->status);
+	free(t->sbtext);
 	free(t->pv);
 	free(t->sv);
 	free(t->pcount);

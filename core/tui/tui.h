@@ -171,6 +171,7 @@ struct tui {
 	struct db_project_list *projects;
 	struct db_session_list *sessions;   /* every project's */
 	enum session_status *status;        /* sessions->n entries */
+	char (*sbtext)[16];                 /* sessions->n: "-", "rw/net", ... */
 
 	/* What is shown: indexes into projects / sessions, after the filter. */
 	size_t *pv, npv;

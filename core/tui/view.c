@@ -215,6 +215,14 @@ tui_refresh(struct tui *t)
 	if (sl != t->sessions) {
 		db_session_list_free(t->sessions);
 		t->sessions = sl;
+		/* Parsed once per read, not on every redraw. */
+		free(t->sbtext);
+		t->sbtext = xcalloc(sl->n + 1, sizeof *t->sbtext);
+		for (size_t i = 0; i < sl->n; i++) {
+			char buf[sizeof *t->sbtext];
+			snprintf(t->sbtext[i], sizeof *t->sbtext, "%s",
+				 tui_sandbox_text(&sl->v[i], buf, sizeof buf));
+		}
 	}
 	free(t->status);
 	t->status = st;
@@ -242,12 +250,12 @@ static bool
 session_matches(const struct tui *t, size_t i, const char *q)
 {
 	const struct db_session *s = &t->sessions->v[i];
-	char num[32], sb[32];
+	char num[32];
 
 	snprintf(num, sizeof num, "%lld", s->id);
 	return strcmp(num, q) == 0 || has(s->nickname, q) || has(s->harness, q) ||
 	       has(s->model, q) || has(session_status_name(t->status[i]), q) ||
-	       has(tui_sandbox_text(s, sb, sizeof sb), q);
+	       has(t->sbtext[i], q);
 }
 
 /* The index of project id in t->projects (n when none).  Projects are few:
@@ -453,14 +461,13 @@ compose_projects(struct tui *t, int lw)
 
 		frame_fill(f, 2 + r, 0, lw, ST_NORMAL | rev);
 		frame_putwc(f, 2 + r, 0, sel ? L'>' : L' ', ST_NORMAL | rev);
-		if (waiting > 0)
-			snprintf(count, sizeof count, "%zu!%zu", n, waiting);
-		else
-			snprintf(count, sizeof count, "%zu", n);
+		/* The session count; a star when one of them waits for the user. */
+		snprintf(count, sizeof count, "%zu", n);
 		int cw = (int)strlen(count);
-		frame_text(f, 2 + r, 2, lw - 3 - cw - 1, p->name, ST_NORMAL | rev);
-		frame_text(f, 2 + r, lw - 1 - cw, cw, count,
-			   (waiting > 0 ? ST_WAITING : ST_DIM) | rev);
+		frame_text(f, 2 + r, 2, lw - 3 - cw - 2, p->name, ST_NORMAL | rev);
+		if (waiting > 0)
+			frame_putwc(f, 2 + r, lw - 3 - cw, L'*', ST_WAITING | rev);
+		frame_text(f, 2 + r, lw - 1 - cw, cw, count, ST_DIM | rev);
 	}
 }
 
@@ -550,7 +557,7 @@ compose_sessions(struct tui *t, int x0)
 		enum session_status st = t->status[t->sv[k]];
 		bool sel = k == t->scur;
 		unsigned rev = sel && t->focus == 1 ? ST_REVERSE : 0;
-		char num[32], sb[32];
+		char num[32];
 		int y = 2 + r;
 
 		frame_fill(f, y, x0, w, ST_NORMAL | rev);
@@ -567,7 +574,7 @@ compose_sessions(struct tui *t, int x0)
 		frame_text(f, y, x, c.model, s->model != NULL ? s->model : "-",
 			   (s->model != NULL ? ST_NORMAL : ST_DIM) | rev);
 		x += c.model + 1;
-		frame_text(f, y, x, c.sandbox, tui_sandbox_text(s, sb, sizeof sb), ST_NORMAL | rev);
+		frame_text(f, y, x, c.sandbox, t->sbtext[t->sv[k]], ST_NORMAL | rev);
 		x += c.sandbox + 1;
 		frame_text(f, y, x, f->cols - x, session_status_name(st), status_style(st) | rev);
 	}

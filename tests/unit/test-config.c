@@ -12,6 +12,7 @@
 #include "config.h"
 #include "support.h"
 #include "util.h"
+#include "version.h"
 
 /* Every variable config_load reads; saved before each test, restored after. */
 static const char *const env_names[] = {
@@ -190,9 +191,8 @@ Test(config, default_plugin_dir_is_next_to_the_executable)
 	cr_assert_gt(n, 0);
 	exe[n] = '\0';
 	*strrchr(exe, '/') = '\0';
-	/* The tests live in <build>/tests; ../lib/hqt/plugins resolves to the
-	 * build tree's plugin directory, which exists. */
-	want = fmt("%s/../lib/hqt/plugins", exe);
+	/* <bindir>/HQT_PLUGIN_RELDIR, resolved when it exists. */
+	want = fmt("%s/%s", exe, HQT_PLUGIN_RELDIR);
 	char *real = realpath(want, NULL);
 	config_defaults(&cfg);
 	if (real != NULL)

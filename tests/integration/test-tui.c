@@ -1,0 +1,849 @@
+/* test-tui.c: the TUI as a person meets it.  Each test runs `hqt tui` in a
+ * real tmux pane (a session "tui" on the test's private server, beside the
+ * "hqt" session that holds the harness windows), types keys with send-keys
+ * and reads the screen back with capture-pane, then checks with the CLI
+ * that the TUI did what `hqt new/resume/kill/rm` would have done. */
+#include <criterion/criterion.h>
+
+#include <glob.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "support.h"
+
+#define WAIT_MS 8000
+
+static struct tenv te;
+static char *web, *api;  /* project directories */
+
+static void
+setup(void)
+{
+	char *v;
+
+	tenv_init(&te, NULL);
+	v = fmt("PATH=%s:/usr/local/bin:/usr/bin:/bin", getenv("HQT_FAKE_DIR"));
+	tenv_set(&te, v);
+	free(v);
+	v = fmt("HQT_PLUGIN_DIR=%s", getenv("HQT_TEST_PLUGIN_DIR"));
+	tenv_set(&te, v);
+	free(v);
+	v = fmt("XDG_CACHE_HOME=%s/.cache", te.home);
+	tenv_set(&te, v);
+	free(v);
+	tenv_set(&te, "LANG=C.UTF-8");
+	tenv_set(&te, "LC_ALL");
+	tenv_set(&te, "LC_CTYPE");
+	tenv_set(&te, "NO_COLOR=1");
+	tenv_set(&te, "HQT_VERIFY_MS=300");
+	/* The fakes record into and read control from PROJECT/.fake. */
+	tenv_set(&te, "FAKE_LOG_DIR");
+	tenv_set(&te, "FAKE_DIR");
+	tenv_set(&te, "FAKE_CONTROL");
+	web = fmt("%s/web", te.root);
+	api = fmt("%s/api", te.root);
+	mkdir(web, 0755);
+	mkdir(api, 0755);
+}
+
+static void
+teardown(void)
+{
+	tenv_free(&te);
+	free(web);
+	free(api);
+}
+
+TestSuite(tui, .init = setup, .fini = teardown, .timeout = 60);
+
+/* ---- helpers ---- */
+
+static void
+tenv_replace(struct tenv *t, const char *assignment)
+{
+	size_t l = strcspn(assignment, "=") + 1;
+
+	for (size_t i = 0; i < t->nextra; i++)
+		if (strncmp(t->extra[i], assignment, l) == 0) {
+			free(t->extra[i]);
+			t->extra[i] = strdup(assignment);
+			return;
+		}
+	tenv_set(t, assignment);
+}
+
+/* Run the built hqt (arguments up to a NULL); its stdout, or fail the test. */
+static char *
+hqt_out(const char *first, ...)
+{
+	const char *argv[32];
+	size_t n = 0;
+	struct run r;
+	va_list ap;
+	char *out;
+
+	argv[n++] = hqt_bin();
+	va_start(ap, first);
+	for (const char *a = first; a != NULL && n < 31; a = va_arg(ap, const char *))
+		argv[n++] = a;
+	va_end(ap);
+	argv[n] = NULL;
+	run_argv(&r, &te, argv, NULL);
+	cr_assert_eq(r.code, 0, "hqt %s %s %s: exit %d: %s", argv[1], n > 2 ? argv[2] : "",
+		     n > 3 ? argv[3] : "", r.code, r.err);
+	out = r.out;
+	r.out = NULL;
+	run_free(&r);
+	return out;
+}
+#define HQT(...) hqt_out(__VA_ARGS__, NULL)
+
+static void
+add_project(const char *name, const char *path)
+{
+	free(HQT("project", "add", name, path));
+}
+
+/* hqt new ...; returns the session number. */
+static long
+new_session(const char *project, const char *harness, const char *nick, const char *model)
+{
+	struct run r;
+	long id;
+
+	if (nick != NULL && model != NULL)
+		run_hqt(&r, &te, "new", project, harness, "--nickname", nick, "--model", model, NULL);
+	else if (nick != NULL)
+		run_hqt(&r, &te, "new", project, harness, "--nickname", nick, NULL);
+	else
+		run_hqt(&r, &te, "new", project, harness, NULL);
+	cr_assert_eq(r.code, 0, "hqt new %s %s: %s", project, harness, r.err);
+	id = strtol(r.out, NULL, 10);
+	run_free(&r);
+	cr_assert_gt(id, 0);
+	return id;
+}
+
+static json_t *
+hqt_json(const char *a1, const char *a2, const char *a3)
+{
+	json_error_t e;
+	char *out = HQT(a1, a2, a3);
+	json_t *j = json_loads(out, 0, &e);
+
+	cr_assert_not_null(j, "hqt %s %s: not JSON (%s): %s", a1, a2, e.text, out);
+	free(out);
+	return j;
+}
+
+/* `hqt show N --json`'s value for key, as a string ("" for null). */
+static char *
+show_field(long id, const char *key)
+{
+	char num[32];
+	json_t *j, *v;
+	char *out;
+
+	snprintf(num, sizeof num, "%ld", id);
+	j = hqt_json("show", num, "--json");
+	v = json_object_get(j, key);
+	out = strdup(json_is_string(v) ? json_string_value(v) : "");
+	json_decref(j);
+	return out;
+}
+
+/* Run the TUI in session "tui", w x h, with extra environment words
+ * (e.g. "env -u TMUX") before it. */
+static void
+tui_start_with(int w, int h, const char *const *prefix)
+{
+	const char *argv[32];
+	char ws[16], hs[16];
+	size_t n = 0;
+	struct run r;
+
+	snprintf(ws, sizeof ws, "%d", w);
+	snprintf(hs, sizeof hs, "%d", h);
+	argv[n++] = "tmux";
+	argv[n++] = "-L";
+	argv[n++] = te.socket;
+	argv[n++] = "new-session";
+	argv[n++] = "-d";
+	argv[n++] = "-s";
+	argv[n++] = "tui";
+	argv[n++] = "-x";
+	argv[n++] = ws;
+	argv[n++] = "-y";
+	argv[n++] = hs;
+	for (; prefix != NULL && *prefix != NULL; prefix++)
+		argv[n++] = *prefix;
+	argv[n++] = hqt_bin();
+	argv[n++] = "tui";
+	argv[n] = NULL;
+	run_argv(&r, &te, argv, NULL);
+	cr_assert_eq(r.code, 0, "tmux new-session: %s", r.err);
+	run_free(&r);
+	/* Keep the pane when the TUI ends, to read what it left. */
+	run_tmux(&r, &te, "set-option", "-t", "tui", "remain-on-exit", "on", NULL);
+	run_free(&r);
+}
+
+static char *
+screen(void)
+{
+	struct run r;
+	char *out;
+
+	run_tmux(&r, &te, "capture-pane", "-p", "-t", "tui", NULL);
+	out = r.out;
+	r.out = NULL;
+	run_free(&r);
+	return out != NULL ? out : strdup("");
+}
+
+struct want {
+	const char *text;
+	bool gone;      /* wait until text is NOT shown */
+	char *last;     /* the last screen read */
+};
+
+static int
+screen_has(void *arg)
+{
+	struct want *w = arg;
+
+	free(w->last);
+	w->last = screen();
+	return (strstr(w->last, w->text) != NULL) != w->gone;
+}
+
+/* Wait until the pane shows text (polling the pane); fails with the screen. */
+static void
+wait_screen(const char *text)
+{
+	struct want w = { text, false, NULL };
+
+	cr_assert(wait_for(screen_has, &w, WAIT_MS), "the TUI never showed '%s'; screen:\n%s",
+		  text, w.last);
+	free(w.last);
+}
+
+static void
+wait_screen_gone(const char *text)
+{
+	struct want w = { text, true, NULL };
+
+	cr_assert(wait_for(screen_has, &w, WAIT_MS), "'%s' stayed on the screen:\n%s", text,
+		  w.last);
+	free(w.last);
+}
+
+static void
+tui_start(int w, int h)
+{
+	tui_start_with(w, h, NULL);
+	wait_screen("PROJECTS");
+}
+
+/* The screen line holding needle (a copy), or NULL. */
+static char *
+line_with(const char *scr, const char *needle)
+{
+	const char *p = strstr(scr, needle), *b, *e;
+
+	if (p == NULL)
+		return NULL;
+	for (b = p; b > scr && b[-1] != '\n'; b--)
+		;
+	e = strchr(p, '\n');
+	return strndup(b, e != NULL ? (size_t)(e - b) : strlen(b));
+}
+
+struct row_want {
+	const char *key, *text;
+	char *last;
+};
+
+static int
+row_has(void *arg)
+{
+	struct row_want *w = arg;
+	char *scr = screen();
+
+	free(w->last);
+	w->last = line_with(scr, w->key);
+	free(scr);
+	return w->last != NULL && strstr(w->last, w->text) != NULL;
+}
+
+/* Wait until the screen line holding key also shows text. */
+static void
+wait_row(const char *key, const char *text)
+{
+	struct row_want w = { key, text, NULL };
+
+	cr_assert(wait_for(row_has, &w, WAIT_MS), "the row of '%s' never showed '%s'; it was: %s",
+		  key, text, w.last != NULL ? w.last : "(no such row)");
+	free(w.last);
+}
+
+static void
+keys(const char *k1, const char *k2, const char *k3, const char *k4)
+{
+	struct run r;
+
+	run_tmux(&r, &te, "send-keys", "-t", "tui", k1, k2, k3, k4, NULL);
+	cr_assert_eq(r.code, 0, "send-keys: %s", r.err);
+	run_free(&r);
+}
+#define KEYS1(a) keys(a, NULL, NULL, NULL)
+
+/* Type text literally (UTF-8 included). */
+static void
+type(const char *text)
+{
+	struct run r;
+
+	run_tmux(&r, &te, "send-keys", "-t", "tui", "-l", text, NULL);
+	cr_assert_eq(r.code, 0, "send-keys -l: %s", r.err);
+	run_free(&r);
+}
+
+static void
+control(const char *dir, const char *what)
+{
+	char *path = fmt("%s/.fake/control", dir), *line = fmt("%s\n", what);
+
+	write_file(path, line, 0644);
+	free(path);
+	free(line);
+}
+
+static char *
+tmux_display(const char *target, const char *format)
+{
+	struct run r;
+	char *out;
+
+	run_tmux(&r, &te, "display-message", "-p", "-t", target, format, NULL);
+	out = r.out;
+	r.out = NULL;
+	run_free(&r);
+	if (out != NULL)
+		out[strcspn(out, "\n")] = '\0';
+	return out != NULL ? out : strdup("");
+}
+
+static bool
+window_exists(long id)
+{
+	struct run r;
+	char *want = fmt("hqt-%ld\n", id);
+	bool found;
+
+	run_tmux(&r, &te, "list-windows", "-t", "hqt", "-F", "#{window_name}", NULL);
+	found = r.out != NULL && strstr(r.out, want) != NULL;
+	run_free(&r);
+	free(want);
+	return found;
+}
+
+/* The argv a fake harness recorded in dir/.fake, the newest start of name
+ * (NUL-separated words joined with spaces). */
+static char *
+recorded_argv(const char *dir, const char *name)
+{
+	char *pattern = fmt("%s/.fake/%s.*.argv", dir, name), *best = NULL, *out;
+	struct timespec newest = { 0, 0 };
+	glob_t g;
+
+	if (glob(pattern, 0, NULL, &g) != 0) {
+		free(pattern);
+		return NULL;
+	}
+	for (size_t i = 0; i < g.gl_pathc; i++) {
+		struct stat st;
+		if (stat(g.gl_pathv[i], &st) == 0 &&
+		    (st.st_mtim.tv_sec > newest.tv_sec ||
+		     (st.st_mtim.tv_sec == newest.tv_sec && st.st_mtim.tv_nsec >= newest.tv_nsec))) {
+			newest = st.st_mtim;
+			best = g.gl_pathv[i];
+		}
+	}
+	out = best != NULL ? slurp(best) : NULL;
+	if (out != NULL) {
+		/* A file of NUL-terminated words: join them with spaces. */
+		struct stat st;
+		stat(best, &st);
+		for (off_t i = 0; i < st.st_size; i++)
+			if (out[i] == '\0')
+				out[i] = ' ';
+	}
+	globfree(&g);
+	free(pattern);
+	return out;
+}
+
+static bool
+bwrap_usable(void)
+{
+	json_t *j = hqt_json("doctor", "--json", NULL), *c;
+	bool ok = false;
+	size_t i;
+
+	json_array_foreach(json_object_get(j, "checks"), i, c)
+		if (strcmp(json_string_value(json_object_get(c, "name")), "bubblewrap") == 0)
+			ok = json_is_true(json_object_get(c, "ok"));
+	json_decref(j);
+	return ok;
+}
+
+/* ---- what is shown, and live ---- */
+
+Test(tui, shows_projects_sessions_and_live_status)
+{
+	long s1, s2;
+	char *scr, *row;
+
+	add_project("web", web);
+	add_project("api", api);
+	s1 = new_session("web", "claude", "café-日本", "opus");
+	/* A nickname holding an escape sequence must not reach the terminal raw. */
+	s2 = new_session("web", "codex", "x\033[31my", NULL);
+	cr_assert_eq(s2, s1 + 1);
+
+	tui_start(100, 30);
+	scr = screen();
+	/* Projects by name, api first (no sessions yet), web with two. */
+	cr_assert_not_null(strstr(scr, "api"), "%s", scr);
+	cr_assert_not_null(strstr(scr, "No sessions in this project"), "%s", scr);
+	free(scr);
+	KEYS1("Down");
+	wait_screen("café-日本");
+	scr = screen();
+	cr_assert_not_null(row = line_with(scr, "café-日本"));
+	cr_assert_not_null(strstr(row, "claude"), "%s", row);
+	cr_assert_not_null(strstr(row, "opus"), "%s", row);
+	cr_assert_not_null(strstr(row, "waiting"), "%s", row);  /* idle: its input box */
+	free(row);
+	cr_assert_not_null(row = line_with(scr, "codex"));
+	cr_assert_not_null(strstr(row, "x\\x1b[31my"), "escaped nickname: %s", row);
+	free(row);
+	cr_assert_not_null(strstr(scr, "2 projects  2 sessions"), "%s", scr);
+	cr_assert_not_null(strstr(scr, "q quit"), "footer: %s", scr);
+	free(scr);
+
+	/* The harness changes its screen; no key is pressed. */
+	control(web, "working");
+	wait_row("café-日本", "working");
+	control(web, "waiting");
+	wait_row("café-日本", "waiting");
+	control(web, "exit 3");
+	wait_row("café-日本", "exited");
+	/* Its window goes away (tmux server restarted, window killed). */
+	struct run r;
+	run_tmux(&r, &te, "kill-window", "-t", "hqt:hqt-1", NULL);
+	run_free(&r);
+	wait_row("café-日本", "gone");
+	/* A session started elsewhere (the CLI) appears by itself too. */
+	control(web, "idle");
+	new_session("web", "claude", "from-cli", NULL);
+	wait_row("from-cli", "waiting");
+}
+
+Test(tui, resizes_and_truncates_with_an_ellipsis)
+{
+	char *scr, *row, *last;
+	const char *nick = "long-nickname-日本語日本語-with-a-tail";
+
+	add_project("web", web);
+	new_session("web", "claude", nick, "some-extremely-long-model-name-v2");
+	tui_start(120, 40);
+	wait_screen(nick);  /* wide enough for all of it */
+
+	struct run r;
+	run_tmux(&r, &te, "resize-window", "-t", "tui", "-x", "80", "-y", "24", NULL);
+	run_free(&r);
+	wait_screen_gone(nick);
+	wait_screen("long-nickname-");
+	scr = screen();
+	cr_assert_not_null(row = line_with(scr, "long-nickname-"));
+	cr_assert_not_null(strstr(row, "…"), "cut with an ellipsis: %s", row);
+	cr_assert_not_null(strstr(row, "claude"), "%s", row);
+	cr_assert_not_null(strstr(row, "waiting"), "the status still shows: %s", row);
+	free(row);
+	/* 24 lines, the keys on the last one, nothing wrapped. */
+	int lines = 0;
+	for (char *p = scr; *p; p++)
+		if (*p == '\n')
+			lines++;
+	cr_assert_eq(lines, 24, "%s", scr);
+	last = strrchr(scr, '\n');
+	*last = '\0';
+	last = strrchr(scr, '\n');
+	cr_assert_not_null(strstr(last, "q quit"), "footer on the last line: %s", last);
+	free(scr);
+	/* Back to wide: the whole name again. */
+	run_tmux(&r, &te, "resize-window", "-t", "tui", "-x", "120", "-y", "40", NULL);
+	run_free(&r);
+	wait_screen(nick);
+}
+
+Test(tui, filter_narrows_the_lists)
+{
+	add_project("web", web);
+	add_project("api", api);
+	new_session("web", "claude", "alpha", NULL);
+	new_session("web", "codex", "beta", NULL);
+	tui_start(100, 30);
+	KEYS1("Down");
+	wait_screen("beta");
+	KEYS1("/");
+	type("alp");
+	wait_screen_gone("beta");
+	wait_screen("filter: alp");
+	char *scr = screen();
+	cr_assert_not_null(strstr(scr, "alpha"), "%s", scr);
+	/* api has nothing that matches: it is hidden too. */
+	cr_assert_null(strstr(scr, "\n> api "), "%s", scr);
+	cr_assert_null(strstr(scr, "\n  api "), "%s", scr);
+	free(scr);
+	KEYS1("Escape");
+	wait_screen("beta");
+}
+
+/* ---- the new-session dialog ---- */
+
+Test(tui, dialog_creates_the_session_it_shows)
+{
+	bool sandbox = bwrap_usable();
+	json_t *j, *s = NULL, *v;
+	char *argv, *row;
+	size_t i;
+
+	add_project("web", web);
+	tui_start(100, 30);
+	KEYS1("n");
+	wait_screen("New session in web");
+	wait_screen("< claude >");
+	keys("Tab", NULL, NULL, NULL);
+	type("dlg-日本");
+	KEYS1("Tab");
+	type("sonnet-4");
+	KEYS1("Tab");
+	if (sandbox) {
+		wait_screen("[ ] off");
+		KEYS1("Space");            /* sandbox on */
+		wait_screen("[x] on");
+		keys("Tab", "Tab", "Space", NULL);  /* files stays rw; network off */
+		wait_screen("( ) on  (*) off");
+	}
+	KEYS1("Enter");
+	wait_screen_gone("New session in web");
+	wait_screen("dlg-日本");
+	char *scr = screen();
+	cr_assert_not_null(row = line_with(scr, "dlg-日本"));
+	cr_assert_not_null(strstr(row, "sonnet-4"), "%s", row);
+	cr_assert_not_null(strstr(row, sandbox ? "rw/nonet" : " - "), "%s", row);
+	cr_assert_not_null(strstr(scr, "started"), "%s", scr);
+	free(row);
+	free(scr);
+
+	/* The CLI sees it, as chosen. */
+	j = hqt_json("list", "--json", NULL);
+	json_array_foreach(j, i, v)
+		if (json_is_string(json_object_get(v, "nickname")) &&
+		    strcmp(json_string_value(json_object_get(v, "nickname")), "dlg-日本") == 0)
+			s = v;
+	cr_assert_not_null(s, "no session nicknamed dlg-日本 in hqt list --json");
+	cr_assert_str_eq(json_string_value(json_object_get(s, "harness")), "claude");
+	cr_assert_str_eq(json_string_value(json_object_get(s, "model")), "sonnet-4");
+	cr_assert_str_eq(json_string_value(json_object_get(s, "project")), "web");
+	v = json_object_get(s, "sandbox");
+	if (sandbox) {
+		cr_assert(json_is_object(v), "stored sandbox: %s", json_dumps(s, 0));
+		cr_assert_str_eq(json_string_value(json_object_get(v, "fs")), "rw");
+		cr_assert(json_is_false(json_object_get(v, "net")));
+	} else {
+		cr_assert(json_is_null(v));
+	}
+	json_decref(j);
+
+	/* And the harness itself was started that way. */
+	argv = recorded_argv(web, "claude");
+	cr_assert_not_null(argv, "the fake claude recorded nothing in %s/.fake", web);
+	cr_assert_not_null(strstr(argv, "--model sonnet-4"), "%s", argv);
+	if (sandbox) {
+		/* Only a sandboxed start skips the permission prompts... */
+		cr_assert_not_null(strstr(argv, "--dangerously-skip-permissions"), "%s", argv);
+		/* ...and inside it there is no tmux to reach. */
+		char *pat = fmt("%s/.fake", web);
+		glob_t g;
+		char *gp = fmt("%s/claude.*.env", pat);
+		cr_assert_eq(glob(gp, 0, NULL, &g), 0);
+		char *env = slurp(g.gl_pathv[g.gl_pathc - 1]);
+		cr_assert_null(strstr(env, "TMUX="), "TMUX leaked into the sandbox");
+		free(env);
+		globfree(&g);
+		free(gp);
+		free(pat);
+	} else {
+		cr_assert_null(strstr(argv, "--dangerously-skip-permissions"), "%s", argv);
+	}
+	free(argv);
+}
+
+Test(tui, dialog_without_bwrap_disables_the_sandbox_controls)
+{
+	char *bin = fmt("%s/bin", te.root), *path;
+	const char *tools[] = { "tmux", "sh", "env", "claude", "codex", "kiro-cli" };
+
+	add_project("web", web);
+	/* A PATH with tmux and the fake harnesses but no bwrap. */
+	mkdir(bin, 0755);
+	for (size_t i = 0; i < sizeof tools / sizeof tools[0]; i++) {
+		char *link = fmt("%s/%s", bin, tools[i]), *target;
+		if (i < 3)
+			target = fmt("/usr/bin/%s", tools[i]);
+		else
+			target = fmt("%s/%s", getenv("HQT_FAKE_DIR"), tools[i]);
+		cr_assert_eq(symlink(target, link), 0, "%s", link);
+		free(link);
+		free(target);
+	}
+	path = fmt("PATH=%s", bin);
+	tenv_replace(&te, path);
+	free(path);
+	tenv_set(&te, "HQT_NO_PROBE_CACHE=1");
+
+	tui_start(100, 30);
+	KEYS1("n");
+	wait_screen("New session in web");
+	wait_screen("Sandbox unavailable: bubblewrap (bwrap) is not installed");
+	char *scr = screen(), *row;
+	cr_assert_not_null(row = line_with(scr, "Sandbox    "), "%s", scr);
+	cr_assert_not_null(strstr(row, "[ ] off"), "%s", row);
+	cr_assert_not_null(strstr(row, "(disabled: unavailable)"), "%s", row);
+	free(row);
+	cr_assert_not_null(strstr(scr, "Fix: sudo apt-get install bubblewrap"), "%s", scr);
+	free(scr);
+	/* Tab skips the disabled controls: from the model straight to Create. */
+	keys("Tab", "Tab", "Tab", NULL);
+	wait_screen(">[ Create ]");
+	/* Space there would create; Esc cancels instead, and nothing exists. */
+	KEYS1("Escape");
+	wait_screen_gone("New session in web");
+	json_t *j = hqt_json("list", "--json", NULL);
+	cr_assert_eq(json_array_size(j), 0);
+	json_decref(j);
+	free(bin);
+}
+
+Test(tui, add_project_checks_the_path)
+{
+	char *bad = fmt("%s/does-not-exist", te.root);
+	json_t *j, *p;
+
+	tui_start(100, 30);
+	wait_screen("No projects yet");
+	KEYS1("p");
+	wait_screen("Add project");
+	KEYS1("C-u");
+	type("newproj");
+	KEYS1("Tab");
+	KEYS1("C-u");
+	type(bad);
+	KEYS1("Enter");
+	wait_screen("cannot use");
+	wait_screen("No such file or directory");
+	wait_screen("Add project");  /* still open, to correct it */
+	KEYS1("C-u");
+	type(web);
+	KEYS1("Enter");
+	wait_screen_gone("Add project");
+	wait_screen("project newproj added");
+	j = hqt_json("project", "list", "--json");
+	cr_assert_eq(json_array_size(j), 1);
+	p = json_array_get(j, 0);
+	cr_assert_str_eq(json_string_value(json_object_get(p, "name")), "newproj");
+	cr_assert_str_eq(json_string_value(json_object_get(p, "path")), web);
+	json_decref(j);
+	free(bad);
+}
+
+/* ---- resume, kill, delete ---- */
+
+Test(tui, kill_resume_and_delete_do_what_the_cli_does)
+{
+	long id;
+	char *status, *argv;
+
+	add_project("web", web);
+	id = new_session("web", "claude", "victim", NULL);
+	tui_start(100, 30);
+	wait_row("victim", "waiting");
+
+	/* k: the window stops, the row says gone, as after hqt kill. */
+	KEYS1("k");
+	wait_row("victim", "gone");
+	wait_screen("session 1 killed");
+	cr_assert(!window_exists(id));
+	status = show_field(id, "status");
+	cr_assert_str_eq(status, "gone");
+	free(status);
+
+	/* r: back, as hqt resume does (no turn yet: a fresh start, same id). */
+	KEYS1("r");
+	wait_screen("session 1 respawned");
+	wait_row("victim", "waiting");
+	cr_assert(window_exists(id));
+	status = show_field(id, "status");
+	cr_assert_str_neq(status, "gone");
+	free(status);
+
+	/* After a turn the transcript exists: r resumes it (rung 1). */
+	control(web, "working");
+	wait_row("victim", "working");
+	char *hsid = show_field(id, "harness_session_id");
+	KEYS1("k");
+	wait_row("victim", "gone");
+	KEYS1("r");
+	wait_screen("session 1 resumed");
+	argv = recorded_argv(web, "claude");
+	char *want = fmt("--resume %s", hsid);
+	cr_assert_not_null(strstr(argv, want), "%s", argv);
+	free(want);
+	free(argv);
+	free(hsid);
+
+	/* d asks first; n keeps it. */
+	KEYS1("d");
+	wait_screen("Delete session 1 'victim' (claude in web)?");
+	KEYS1("n");
+	wait_screen_gone("Delete session 1");
+	json_t *j = hqt_json("list", "--json", NULL);
+	cr_assert_eq(json_array_size(j), 1);
+	json_decref(j);
+	/* y deletes: stopped and forgotten, as hqt rm. */
+	KEYS1("d");
+	wait_screen("Delete session 1");
+	KEYS1("y");
+	wait_screen("session 1 deleted");
+	wait_screen_gone("victim");
+	j = hqt_json("list", "--json", NULL);
+	cr_assert_eq(json_array_size(j), 0);
+	json_decref(j);
+	cr_assert(!window_exists(id));
+}
+
+/* ---- attach and come back ---- */
+
+Test(tui, attach_steps_aside_and_comes_back)
+{
+	/* Not inside tmux (TMUX unset): the TUI runs attach-session in its own
+	 * terminal and returns when the user detaches. */
+	const char *const prefix[] = { "env", "-u", "TMUX", "-u", "TMUX_PANE", NULL };
+
+	add_project("web", web);
+	new_session("web", "claude", "there", NULL);
+	tui_start_with(100, 30, prefix);
+	wait_screen("PROJECTS");
+	wait_row("there", "waiting");
+	KEYS1("Enter");  /* projects -> sessions */
+	KEYS1("Enter");  /* attach */
+	wait_screen("? for shortcuts");   /* the fake claude's screen */
+	wait_screen_gone("PROJECTS");
+	keys("C-b", "d", NULL, NULL);     /* detach */
+	wait_screen("back from session 1");
+	wait_screen("PROJECTS");
+	wait_row("there", "waiting");
+}
+
+/* ---- leaving: the terminal as it was ---- */
+
+/* Start a shell in "tui" and run the TUI in it; returns when it shows. */
+static void
+shell_with_tui(const char *cmd)
+{
+	struct run r;
+	const char *argv[] = { "tmux", "-L", te.socket, "new-session", "-d", "-s", "tui", "-x",
+			       "100", "-y", "30", "env", "PS1=READY$ ", "sh", NULL };
+	run_argv(&r, &te, argv, NULL);
+	cr_assert_eq(r.code, 0, "%s", r.err);
+	run_free(&r);
+	wait_screen("READY$");
+	type(cmd);
+	KEYS1("Enter");
+	wait_screen("PROJECTS");
+	char *alt = tmux_display("tui", "#{alternate_on}");
+	cr_assert_str_eq(alt, "1", "the TUI uses the alternate screen");
+	free(alt);
+}
+
+/* After the TUI: the normal screen, a visible cursor, normal keypad, and a
+ * terminal that echoes and edits lines again. */
+static void
+assert_terminal_restored(const char *how)
+{
+	char *v;
+
+	wait_screen("rc=");
+	v = tmux_display("tui", "#{alternate_on} #{cursor_flag} #{keypad_cursor_flag}");
+	cr_assert_str_eq(v, "0 1 0", "%s: alternate_on cursor_flag keypad_cursor_flag = %s", how, v);
+	free(v);
+	/* END$((6*7)) prints END42, which the typed line itself does not show. */
+	type("stty -a | tr ' ;' '\\n\\n' | grep -x -e icanon -e echo -e -icanon -e -echo | "
+	     "sort | tr '\\n' ' '; echo END$((6*7))");
+	KEYS1("Enter");
+	wait_screen("END42");
+	char *scr = screen();
+	cr_assert_not_null(strstr(scr, "echo icanon END42"), "%s: tty modes: %s", how, scr);
+	cr_assert_null(strstr(scr, "PROJECTS"), "%s: the TUI is still on the screen", how);
+	free(scr);
+}
+
+Test(tui, q_quits_and_restores_the_terminal)
+{
+	char *cmd = fmt("%s tui; echo rc=$?", hqt_bin());
+
+	shell_with_tui(cmd);
+	KEYS1("q");
+	wait_screen("rc=0");
+	assert_terminal_restored("q");
+	free(cmd);
+}
+
+Test(tui, sigint_restores_the_terminal)
+{
+	char *cmd = fmt("%s tui; echo rc=$?", hqt_bin());
+
+	shell_with_tui(cmd);
+	KEYS1("C-c");
+	wait_screen("rc=130");
+	assert_terminal_restored("SIGINT");
+	free(cmd);
+}
+
+Test(tui, sigterm_restores_the_terminal)
+{
+	char *pidfile = fmt("%s/tui.pid", te.root);
+	char *cmd = fmt("sh -c 'echo $$ >%s; exec %s tui'; echo rc=$?", pidfile, hqt_bin());
+	char *pid;
+
+	shell_with_tui(cmd);
+	pid = slurp(pidfile);
+	cr_assert_not_null(pid);
+	cr_assert_eq(kill((pid_t)strtol(pid, NULL, 10), SIGTERM), 0);
+	wait_screen("rc=143");
+	assert_terminal_restored("SIGTERM");
+	free(pid);
+	free(cmd);
+	free(pidfile);
+}
