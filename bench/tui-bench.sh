@@ -83,8 +83,9 @@ ticks() {  # utime stime cutime cstime of a pid, in clock ticks
 
 idle() {
 	sessions "$SESSIONS"
-	tm new-session -d -s tui -x 100 -y 30 "$HQT" tui
+	tm new-session -d -s tui -x 100 -y 30 env HQT_TUI_STATS="$root/stats" "$HQT" tui
 	wait_screen "s1 "
+	started=$(date +%s)
 	pid=$(tm display -p -t tui '#{pane_pid}')
 	spid=$(tm display -p '#{pid}')
 	sleep 3  # let it settle: first refreshes, probe cache, page cache
@@ -112,7 +113,14 @@ idle() {
 		printf "  tmux server           %6.3f%% of a core   (%.3f%% with the TUI stopped)\n", 100 * srv / 1e9 / el, 100 * base / 1e9 / 10
 		printf "  RSS                   %6.2f MiB (peak %.2f MiB)   (goal <= 6 MiB)\n", rss / 1024, hwm / 1024
 	}'
-	tm kill-session -t tui
+	tm send-keys -t tui q
+	i=0
+	while tm has-session -t tui 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+	# HQT_TUI_STATS: what the TUI did over its whole run.
+	[ -f "$root/stats" ] && awk -v s=$(($(date +%s) - started)) '{
+		printf "  over its %d s: %d refreshes, %d of them one list-panes only; %d rows drawn\n", s, $2, $4, $6
+		printf "                (the first screen alone is 30 rows)\n"
+	}' "$root/stats"
 }
 
 callgrind_one() {

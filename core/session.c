@@ -294,14 +294,19 @@ session_exec(struct cmd_ctx *ctx, long long id, bool resume, const char *rundir,
 		set_err(err, "cannot open the database");
 		goto fail;
 	}
-	/* The row commits right after tmux opened this window. */
-	while (db_session_get(ctx->db, id, &s, err) != 0) {
+	/* The row commits right after tmux opened this window: look again
+	 * soon (a lookup costs far less than a millisecond), then less often. */
+	for (int step = 1; db_session_get(ctx->db, id, &s, err) != 0;) {
 		if (waited >= ROW_WAIT_MS) {
 			set_err(err, "session %lld does not exist", id);
 			goto fail;
 		}
-		sleep_ms(20);
-		waited += 20;
+		free(*err);
+		*err = NULL;
+		sleep_ms(step);
+		waited += step;
+		if (step < 20)
+			step *= 2;
 	}
 	free(*err);
 	*err = NULL;
@@ -656,8 +661,7 @@ session_create(struct cmd_ctx *ctx, const struct session_request *r, long long *
 	*id = 0;
 	if (check_request(ctx, r, &proj, &h, &json, &hsid, err) != 0)
 		return -1;
-	if (cmd_tmux(ctx) != 0 || tmux_ensure_session(&ctx->tmux, err) != 0 ||
-	    rundir_make(&rd, err) != 0)
+	if (cmd_tmux(ctx) != 0 || rundir_make(&rd, err) != 0)
 		goto fail;
 
 	memset(&row, 0, sizeof row);
@@ -677,7 +681,11 @@ session_create(struct cmd_ctx *ctx, const struct session_request *r, long long *
 	/* A number is reused after a rolled-back attempt: clear its leftovers. */
 	session_window_name(nid, name, sizeof name);
 	tmux_kill_window(&ctx->tmux, name, NULL);
-	if (open_window(ctx, nid, proj->path, false, false, &rd, err) != 0)
+	/* The tmux session is made only when the window cannot be opened
+	 * without it: one tmux process less on every other start. */
+	if (open_window(ctx, nid, proj->path, false, false, &rd, NULL) != 0 &&
+	    (tmux_ensure_session(&ctx->tmux, err) != 0 ||
+	     open_window(ctx, nid, proj->path, false, false, &rd, err) != 0))
 		goto rollback;
 	if (db_commit(ctx->db, err) != 0) {
 		tmux_kill_window(&ctx->tmux, name, NULL);

@@ -24,8 +24,8 @@ static void
 centre(const struct frame *f, int h, int w, int *y, int *x)
 {
 	*y = (f->rows - 2 - h) / 2;
-	if (*y < 1)
-		*y = f->rows - 2 - h >= 0 ? 0 : 0;
+	if (*y < 0)
+		*y = 0;
 	*x = (f->cols - w) / 2;
 	if (*x < 0)
 		*x = 0;
@@ -135,22 +135,41 @@ dialog_new_compose(struct tui *t)
 {
 	struct new_dialog *nd = &t->nd;
 	struct frame *f = &t->frame;
-	int w = f->cols - 4 > 66 ? 66 : f->cols - 4, h, y, x, lx, cx, cw, r;
-	int info = 0;
+	int w = f->cols - 4 > 66 ? 66 : f->cols - 4, h, y, x, lx, cx, cw, r, info;
 	char *title;
 
 	if (w < 30)
 		w = f->cols;
-	/* What the info area under the controls says. */
-	if (!nd->sandbox_ok)
-		info = 4 + (nd->fix != NULL ? 2 : 0) + (nd->default_on ? 1 : 0);
-	else if (nd->sandbox)
-		info = 2;
+	/* The info area under the controls: as many lines as its text takes. */
+	char *why = NULL, *fix = NULL;
+	const char *note = NULL;
+	int nwhy = 0, nfix = 0, nnote = 0;
+	if (!nd->sandbox_ok) {
+		why = xasprintf("Sandbox unavailable: %s", nd->reason);
+		nwhy = frame_text_wrap(NULL, 0, 0, w - 4, 3, why, ST_ERROR);
+		if (nd->fix != NULL) {
+			fix = xasprintf("Fix: %s", nd->fix);
+			nfix = frame_text_wrap(NULL, 0, 0, w - 4, 2, fix, ST_NORMAL);
+		}
+		if (nd->default_on)
+			note = "[sandbox] enabled is on, but this session runs without one";
+	} else if (nd->sandbox) {
+		note = "Sandboxed sessions run with the harness's permission prompts skipped.";
+	}
+	if (note != NULL)
+		nnote = frame_text_wrap(NULL, 0, 0, w - 4, 2, note, ST_DIM);
+	info = nwhy + nfix + nnote;
+	/* Title, blank, six controls, blank, info and a blank, buttons, border. */
 	h = 2 + 6 + 1 + (info > 0 ? info + 1 : 0) + 1 + 1;
 	if (h > f->rows - 2) {
-		info = f->rows - 2 - 12;
-		if (info < 0)
-			info = 0;
+		/* A short terminal: the reason first, then the fix, then the note. */
+		int room = f->rows - 2 - 12;
+		nwhy = room < nwhy ? (room > 0 ? room : 0) : nwhy;
+		room -= nwhy;
+		nfix = room < nfix ? (room > 0 ? room : 0) : nfix;
+		room -= nfix;
+		nnote = room < nnote ? (room > 0 ? room : 0) : nnote;
+		info = nwhy + nfix + nnote;
 		h = 2 + 6 + 1 + (info > 0 ? info + 1 : 0) + 1 + 1;
 	}
 	centre(f, h, w, &y, &x);
@@ -201,39 +220,16 @@ dialog_new_compose(struct tui *t)
 	       (sub_en ? ST_NORMAL : ST_DIM) | (nd->focus == NF_NET ? ST_REVERSE : 0));
 	r += 2;
 
-	if (info > 0) {
-		int left = info, n;
-		if (!nd->sandbox_ok) {
-			char *why = xasprintf("Sandbox unavailable: %s", nd->reason);
-			n = frame_text_wrap(f, r, lx, w - 4, left - (nd->fix != NULL ? 1 : 0), why,
-					    ST_ERROR);
-			free(why);
-			r += n;
-			left -= n;
-			if (nd->fix != NULL && left > 0) {
-				char *fix = xasprintf("Fix: %s", nd->fix);
-				n = frame_text_wrap(f, r, lx, w - 4, left - (nd->default_on ? 1 : 0), fix,
-						    ST_NORMAL);
-				free(fix);
-				r += n;
-				left -= n;
-			}
-			if (nd->default_on && left > 0) {
-				frame_text(f, r, lx, w - 4,
-					   "[sandbox] enabled is on, but this session runs without one",
-					   ST_WAITING);
-				r++;
-				left--;
-			}
-		} else {
-			n = frame_text_wrap(f, r, lx, w - 4, left,
-					    "Sandboxed sessions run with the harness's permission "
-					    "prompts skipped.", ST_DIM);
-			r += n;
-			left -= n;
-		}
-		r += left + 1;
-	}
+	if (nwhy > 0)
+		r += frame_text_wrap(f, r, lx, w - 4, nwhy, why, ST_ERROR);
+	if (nfix > 0)
+		r += frame_text_wrap(f, r, lx, w - 4, nfix, fix, ST_NORMAL);
+	if (nnote > 0)
+		r += frame_text_wrap(f, r, lx, w - 4, nnote, note, nd->sandbox_ok ? ST_DIM : ST_WAITING);
+	if (info > 0)
+		r++;
+	free(why);
+	free(fix);
 
 	const char *create = "[ Create ]", *cancel = "[ Cancel ]";
 	int bx = x + (w - 10 - 3 - 10) / 2;
@@ -512,9 +508,9 @@ dialog_help_compose(struct tui *t)
 {
 	static const char *const lines[][2] = {
 		{ "Up/Down PgUp/PgDn", "move in the focused list" },
+		{ "Home/End", "first, last" },
 		{ "Tab Left/Right", "projects <-> sessions" },
-		{ "Enter", "projects: to sessions; sessions: attach" },
-		{ "a", "attach (inside tmux: switch to it)" },
+		{ "Enter, a", "attach (inside tmux: switch to it)" },
 		{ "n", "new session in the selected project" },
 		{ "r", "resume a gone or exited session" },
 		{ "k", "kill: stop its window (r brings it back)" },

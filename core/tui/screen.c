@@ -17,12 +17,6 @@ static attr_t style_attr[ST_COUNT];
 static short style_pair[ST_COUNT];
 static int cursor_shown = -1;
 
-bool
-screen_unicode(void)
-{
-	return unicode;
-}
-
 void
 screen_init(void)
 {
@@ -171,15 +165,6 @@ frame_fill(struct frame *f, int y, int x, int w, unsigned char style)
 	c.style = style;
 	for (int i = 0; i < w; i++)
 		row[i] = c;
-}
-
-void
-frame_restyle(struct frame *f, int y, int x, int w, unsigned char style)
-{
-	if (y < 0 || y >= f->rows)
-		return;
-	for (int i = x < 0 ? -x : 0; i < w && x + i < f->cols; i++)
-		at(f, y, x + i)->style = style;
 }
 
 /* The width a character takes: 0 for combining marks, 1 or 2; characters
@@ -353,6 +338,7 @@ frame_text_right(struct frame *f, int y, int x, int w, const char *s, unsigned c
 	return frame_text(f, y, x, tw < w ? tw : w, s, style);
 }
 
+/* Greedy word wrap; with f NULL only counts the lines. */
 int
 frame_text_wrap(struct frame *f, int y, int x, int w, int maxlines, const char *s,
 		unsigned char style)
@@ -376,10 +362,15 @@ frame_text_wrap(struct frame *f, int y, int x, int w, int maxlines, const char *
 			col++;
 		/* On the last line, whatever is left is cut with the ellipsis. */
 		if (line == maxlines - 1 && wtext_width(ws + i, n - i) > w - col) {
-			col += put_wide(f, y + line, x + col, w - col, ws + i, n - i, style);
+			if (f != NULL)
+				put_wide(f, y + line, x + col, w - col, ws + i, n - i, style);
+			col = w;
 			break;
 		}
-		col += put_wide(f, y + line, x + col, w - col, ws + i, j - i, style);
+		if (f != NULL)
+			col += put_wide(f, y + line, x + col, w - col, ws + i, j - i, style);
+		else
+			col += ww < w - col ? ww : w - col;
 		i = j;
 		while (i < n && ws[i] == L' ')
 			i++;

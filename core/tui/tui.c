@@ -433,12 +433,7 @@ key_main(struct tui *t, int ch, bool is_key)
 		case KEY_LEFT: t->focus = 0; break;
 		case KEY_RIGHT: t->focus = 1; break;
 		case KEY_BTAB: t->focus = !t->focus; break;
-		case KEY_ENTER:
-			if (t->focus == 0)
-				t->focus = 1;
-			else
-				do_attach(t);
-			break;
+		case KEY_ENTER: do_attach(t); break;
 		case KEY_F(1): t->mode = MODE_HELP; break;
 		default: break;
 		}
@@ -447,13 +442,7 @@ key_main(struct tui *t, int ch, bool is_key)
 	switch (ch) {
 	case 'q': case 'Q': quit_signal = -1; break;
 	case '\t': t->focus = !t->focus; break;
-	case '\r': case '\n':
-		if (t->focus == 0 && t->nsv > 0)
-			t->focus = 1;
-		else if (t->focus == 1)
-			do_attach(t);
-		break;
-	case 'a': do_attach(t); break;
+	case '\r': case '\n': case 'a': do_attach(t); break;
 	case 'n': dialog_new_open(t); break;
 	case 'r': do_resume(t); break;
 	case 'k': do_kill(t); break;
@@ -481,9 +470,6 @@ key_main(struct tui *t, int ch, bool is_key)
 			t->msg = NULL;
 		}
 		break;
-	case 'j': tui_move(t, 1); break;  /* no 'k' (kill): arrows are the way */
-	case 'g': tui_move(t, -((long)1 << 30)); break;
-	case 'G': tui_move(t, (long)1 << 30); break;
 	case 12: t->frame.all_dirty = true; break;  /* ^L */
 	default: break;
 	}
@@ -637,6 +623,20 @@ loop(struct tui *t)
 	}
 }
 
+/* For the benchmark: how often it refreshed and how much it drew. */
+static void
+write_stats(const struct tui *t)
+{
+	const char *path = getenv("HQT_TUI_STATS");
+	FILE *f;
+
+	if (path == NULL || *path == '\0' || (f = fopen(path, "ae")) == NULL)
+		return;
+	fprintf(f, "refreshes %lu quick %lu rows_drawn %lu\n", t->refreshes, t->quick_refreshes,
+		t->frame.lines_drawn);
+	fclose(f);
+}
+
 int
 tui_run(struct cmd_ctx *ctx)
 {
@@ -674,6 +674,7 @@ tui_run(struct cmd_ctx *ctx)
 	term_resize(&t);
 	loop(&t);
 	term_stop();
+	write_stats(&t);
 	signals_restore();
 	errcap_stop();
 	if (quit_signal > 0)

@@ -53,8 +53,6 @@ struct frame {
 
 /* Call once after newterm(): colours (unless NO_COLOR) and box characters. */
 void screen_init(void);
-/* True when the locale can draw the UTF-8 box and ellipsis characters. */
-bool screen_unicode(void);
 
 void frame_init(struct frame *f);
 void frame_free(struct frame *f);
@@ -64,8 +62,6 @@ void frame_resize(struct frame *f, int rows, int cols);
 void frame_clear(struct frame *f);
 /* Fill w cells at (y, x) with blanks of a style. */
 void frame_fill(struct frame *f, int y, int x, int w, unsigned char style);
-/* Set the style of w cells without changing their text. */
-void frame_restyle(struct frame *f, int y, int x, int w, unsigned char style);
 /* Put one character (ASCII or a box character). */
 void frame_putwc(struct frame *f, int y, int x, wchar_t wc, unsigned char style);
 
@@ -82,7 +78,8 @@ int frame_wtext(struct frame *f, int y, int x, int w, const wchar_t *s, size_t n
 /* Right-aligned in w columns. */
 int frame_text_right(struct frame *f, int y, int x, int w, const char *s,
 		     unsigned char style);
-/* Word-wrapped into at most maxlines lines of w columns; returns lines used. */
+/* Word-wrapped into at most maxlines lines of w columns; returns lines used.
+ * With f NULL nothing is drawn: the lines it would take. */
 int frame_text_wrap(struct frame *f, int y, int x, int w, int maxlines, const char *s,
 		    unsigned char style);
 /* Display width of UTF-8 text as frame_text would draw it (uncut). */
@@ -194,14 +191,12 @@ struct tui {
 
 	long long last_refresh;             /* monotonic ms */
 	long long last_full;                /* the last full status read */
-	long long last_change;              /* when something shown last changed */
-	long long last_key;                 /* when the user last pressed a key */
 	unsigned long long panes_fp;        /* what tmux's pane list looked like */
 	unsigned long long db_stamp;        /* what the database files looked like */
 	unsigned long quick_refreshes;      /* statistics: list-panes only */
 	char *last_refresh_err;             /* not repeated every second */
 	size_t last_harness;                /* the dialog's default */
-	unsigned long refreshes;            /* statistics */
+	unsigned long refreshes;            /* statistics ($HQT_TUI_STATS) */
 };
 
 /* view.c */
@@ -230,7 +225,6 @@ long long tui_now_ms(void);
 void dialog_new_open(struct tui *t);
 void dialog_new_free(struct new_dialog *nd);
 void dialog_new_compose(struct tui *t);
-/* Returns true when the key closed the dialog. */
 void dialog_new_key(struct tui *t, int ch, bool is_key);
 void dialog_project_open(struct tui *t);
 void dialog_project_compose(struct tui *t);

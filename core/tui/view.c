@@ -204,10 +204,8 @@ tui_refresh(struct tui *t)
 	}
 	t->panes_fp = have_fp ? fp : 0;
 	if (!sessions_same(t->sessions, sl) || t->status == NULL ||
-	    memcmp(st, t->status, sl->n * sizeof *st) != 0) {
-		t->last_change = now;
+	    memcmp(st, t->status, sl->n * sizeof *st) != 0)
 		changed = true;
-	}
 	if (pl != t->projects) {
 		db_project_list_free(t->projects);
 		t->projects = pl;

@@ -415,13 +415,17 @@ assert_argv(const struct rec *r, const char *const *want)
 {
 	size_t n = 0;
 
+	char got[1024] = "";
+	size_t off = 0;
+
 	while (want[n] != NULL)
 		n++;
-	cr_assert_eq(r->n, n, "argv has %zu words, want %zu (argv[1] = %s)", r->n, n,
-		     r->n > 1 ? r->v[1] : "-");
-	cr_assert_str_eq(base(r->v[0]), base(want[0]));
+	for (size_t i = 0; i < r->n && off < sizeof got; i++)
+		off += (size_t)snprintf(got + off, sizeof got - off, "[%s] ", r->v[i]);
+	cr_assert_eq(r->n, n, "argv has %zu words, want %zu: %s", r->n, n, got);
+	cr_assert_str_eq(base(r->v[0]), base(want[0]), "%s", got);
 	for (size_t i = 1; i < n; i++)
-		cr_assert_str_eq(r->v[i], want[i], "argv[%zu]", i);
+		cr_assert_str_eq(r->v[i], want[i], "argv[%zu]: %s", i, got);
 }
 
 /* show --json's argv equals what the harness received. */
@@ -875,6 +879,19 @@ Test(sessions, resume_all_after_tmux_kill_server)
 
 	run_tmux(&out, &te, "kill-server", NULL);
 	run_free(&out);
+	/* kill-server returns before the server is gone, and a client that
+	 * connects meanwhile gets "server exited unexpectedly" (tmux.c does
+	 * not count that as "no server" yet): wait until it is gone. */
+	for (long long end = now_ms() + 3000;;) {
+		run_tmux(&out, &te, "list-sessions", NULL);
+		bool gone = strstr(out.err, "no server running") != NULL ||
+			    strstr(out.err, "error connecting") != NULL;
+		run_free(&out);
+		if (gone)
+			break;
+		cr_assert(now_ms() < end, "the tmux server outlived kill-server");
+		sleep_ms(20);
+	}
 	wait_status(ids, 4, "gone", 3000);
 
 	run_hqtv(&out, args);
@@ -1210,18 +1227,20 @@ Test(sessions, nicknames_are_unique_per_project)
 /* Start hqt args in te's environment with stdout/stderr to files; the
  * child waits until `gate` reads EOF so that all start together. */
 static pid_t
-spawn_hqt(const char *const *args, int gate, const char *outfile, const char *errfile)
+spawn_hqt(const char *const *args, const int *gate, const char *outfile, const char *errfile)
 {
 	pid_t pid = fork();
 
 	cr_assert_neq(pid, -1);
 	if (pid != 0)
 		return pid;
-	if (gate >= 0) {
+	if (gate != NULL) {
 		char c;
-		while (read(gate, &c, 1) < 0 && errno == EINTR)
+		/* Our copy of the write end would keep the gate shut forever. */
+		close(gate[1]);
+		while (read(gate[0], &c, 1) < 0 && errno == EINTR)
 			;
-		close(gate);
+		close(gate[0]);
 	}
 	for (size_t i = 0; i < te.nextra; i++) {
 		char *eq = strchr(te.extra[i], '=');
@@ -1266,13 +1285,13 @@ Test(sessions, twenty_concurrent_project_adds_and_news)
 			char *dir = fmt("%s/proj%d", te.root, i), *name = fmt("q%d", i);
 			mkdir(dir, 0755);
 			const char *const args[] = { "project", "add", name, dir, NULL };
-			pids[i] = spawn_hqt(args, gate[0], out[i], err[i]);
+			pids[i] = spawn_hqt(args, gate, out[i], err[i]);
 			free(dir);
 			free(name);
 		} else {
 			char *nick = fmt("n%d", i - N);
 			const char *const args[] = { "new", "p", "claude", "--nickname", nick, NULL };
-			pids[i] = spawn_hqt(args, gate[0], out[i], err[i]);
+			pids[i] = spawn_hqt(args, gate, out[i], err[i]);
 			free(nick);
 		}
 	}
@@ -1393,7 +1412,7 @@ Test(sessions, new_killed_at_random_moments_leaves_no_half_session)
 	srand(seed);
 	for (int i = 0; i < 15; i++) {
 		int ms = rand() % 61, st;
-		pid_t pid = spawn_hqt(args, -1, NULL, NULL);
+		pid_t pid = spawn_hqt(args, NULL, NULL, NULL);
 		sleep_ms(ms);
 		kill(pid, SIGKILL);
 		cr_assert_eq(waitpid(pid, &st, 0), pid);
@@ -1404,6 +1423,10 @@ Test(sessions, new_killed_at_random_moments_leaves_no_half_session)
 	sleep_ms(100); /* tmux clients the killed processes left behind */
 	assert_integrity();
 	assert_consistent();
+	json_t *l = list_json();
+	cr_log_info("%zu rows, %d hqt-N windows (the rest: rolled back, launcher waiting)",
+		    json_array_size(l), hqt_windows());
+	json_decref(l);
 
 	/* hqt still works, and a number given out again runs only its own. */
 	long id = hqt_new("p", "claude", NULL);
@@ -1419,6 +1442,17 @@ Test(sessions, new_killed_at_random_moments_leaves_no_half_session)
 		left = g.gl_pathc;
 		globfree(&g);
 	}
-	cr_log_info("%zu launch directories left behind", left);
+	size_t envs = 0;
+	if (glob(pat, 0, NULL, &g) == 0) {
+		for (size_t i = 0; i < g.gl_pathc; i++) {
+			char *e = fmt("%s/env", g.gl_pathv[i]);
+			struct stat st;
+			envs += stat(e, &st) == 0;
+			free(e);
+		}
+		globfree(&g);
+	}
+	cr_log_info("%zu launch directories left behind, %zu with an environment file", left,
+		    envs);
 	free(pat);
 }

@@ -568,11 +568,10 @@ Test(tmux, fast_exit_keeps_window_and_output)
 		cr_assert(s.dead);
 		cr_assert_eq(s.status, 10 + i);
 		cr_assert_eq(s.signal, -1);
-		/* tmux scrolls once to print "Pane is dead": the first line is
-		 * in the history. */
+		/* tmux scrolls once to print "Pane is dead" (when it knows the
+		 * status in time): the first line may be in the history. */
 		text = capture(w[i].pane_id, 10);
 		cr_assert(strstr(text, want) != NULL, "%s", text);
-		cr_assert(strstr(text, "Pane is dead") != NULL, "%s", text);
 		free(text);
 		free(want);
 	}

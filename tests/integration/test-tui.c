@@ -519,6 +519,33 @@ Test(tui, filter_narrows_the_lists)
 	wait_screen("beta");
 }
 
+Test(tui, warnings_go_to_the_message_line_not_the_screen)
+{
+	char *ini = fmt("%s/.config/hqt/hqt.ini", te.home), *text = slurp(ini), *more;
+	char *scr;
+
+	/* An unknown key: hqt warns on stderr, which curses must not scribble over. */
+	more = fmt("%sbogus = 1\n", text);
+	write_file(ini, more, 0644);
+	add_project("web", web);
+	tui_start(100, 30);
+	wait_screen("unknown key 'bogus'");
+	scr = screen();
+	cr_assert(strncmp(scr, " hqt  1 project", 15) == 0, "the title row is intact: %s", scr);
+	char *row = line_with(scr, "unknown key");
+	cr_assert_not_null(strstr(row, "warning:"), "%s", scr);
+	free(row);
+	free(scr);
+	/* ? shows the keys; any key closes them. */
+	KEYS1("?");
+	wait_screen("resume a gone or exited session");
+	KEYS1("x");
+	wait_screen_gone("resume a gone or exited session");
+	free(more);
+	free(text);
+	free(ini);
+}
+
 /* ---- the new-session dialog ---- */
 
 Test(tui, dialog_creates_the_session_it_shows)
@@ -756,7 +783,6 @@ Test(tui, attach_steps_aside_and_comes_back)
 	tui_start_with(100, 30, prefix);
 	wait_screen("PROJECTS");
 	wait_row("there", "waiting");
-	KEYS1("Enter");  /* projects -> sessions */
 	KEYS1("Enter");  /* attach */
 	wait_screen("? for shortcuts");   /* the fake claude's screen */
 	wait_screen_gone("PROJECTS");

@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# sessions.sh: what hqt's session verbs cost against the raw tmux calls they
+# wrap (issue 3).  Printed, not asserted.
+#
+#   bench/sessions.sh
+#
+#   list  `hqt list --json` with $SESSIONS live sessions, against a raw
+#         `tmux list-panes -a` on the same server.          Goal: ratio <= 3.
+#   new   `hqt new PROJECT sleeper` (row, window, launcher, exec of the
+#         harness), against a raw `tmux new-window -d` of the same command
+#         (`sleep 100000`) in the same tmux session.        Goal: ratio <= 2.
+#
+# The two sides of each pair run alternately, $RUNS times (after $WARMUP
+# untimed pairs), so drift in the machine's load hits both alike; the medians
+# and their ratio are printed.  Times come from bash's $EPOCHREALTIME, so no
+# `date` process is counted.
+#
+# Environment: HQT (default build/bin/hqt), SESSIONS (default 100), RUNS
+# (default 30), WARMUP (default 3).  Everything runs on a private tmux server
+# under a temporary HOME, removed at the end.
+set -euo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+HQT=${HQT:-$here/../build/bin/hqt}
+HQT=$(cd "$(dirname "$HQT")" && pwd)/$(basename "$HQT")
+SESSIONS=${SESSIONS:-100}
+RUNS=${RUNS:-30}
+WARMUP=${WARMUP:-3}
+
+[ -x "$HQT" ] || { echo "sessions-bench: no hqt at $HQT (build first, or set HQT)" >&2; exit 1; }
+command -v tmux >/dev/null || { echo "sessions-bench: tmux is needed" >&2; exit 1; }
+[ -n "${EPOCHREALTIME:-}" ] || { echo "sessions-bench: needs bash 5 (EPOCHREALTIME)" >&2; exit 1; }
+
+root=$(mktemp -d /tmp/hqt-sessions-bench-XXXXXX)
+sock=hqt-sessions-bench-$$
+cleanup() {
+	tmux -L "$sock" kill-server 2>/dev/null || :
+	rm -rf "$root"
+}
+trap cleanup EXIT INT TERM
+
+export HOME="$root/home" XDG_CONFIG_HOME="$root/home/.config"
+export XDG_DATA_HOME="$root/home/.local/share" XDG_CACHE_HOME="$root/home/.cache"
+export XDG_RUNTIME_DIR="$root/run"
+export LANG=C.UTF-8 NO_COLOR=1
+unset TMUX TMUX_PANE HQT_CONFIG HQT_DB HQT_PLUGIN_DIR
+mkdir -p "$XDG_CONFIG_HOME/hqt" "$root/project"
+mkdir -m 700 "$XDG_RUNTIME_DIR"
+# A harness that prints nothing and lives long: the cost measured is hqt's.
+cat >"$XDG_CONFIG_HOME/hqt/hqt.ini" <<EOF
+[hqt]
+tmux_socket = $sock
+[harness.sleeper]
+plugin = generic
+command = sleep 100000
+EOF
+
+tm() { tmux -L "$sock" "$@"; }
+
+# now_us: microseconds, without a process.
+now_us() {
+	local t=${EPOCHREALTIME/[.,]/}
+	echo "$t"
+}
+
+# median FILE: the median of the numbers in FILE (one per line).
+median() {
+	sort -n "$1" | awk '{ v[NR] = $1 } END {
+		if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+# pair NAME RUNS CMD_A -- CMD_B: time A and B alternately; appends
+# microseconds to $root/NAME.a and $root/NAME.b.
+pair() {
+	local name=$1 runs=$2 i t0 t1 t2
+	shift 2
+	local -a a=() b=()
+	while [ "$1" != -- ]; do a+=("$1"); shift; done
+	shift
+	b=("$@")
+	: >"$root/$name.a"
+	: >"$root/$name.b"
+	for ((i = 0; i < WARMUP; i++)); do
+		"${a[@]}" >/dev/null
+		"${b[@]}" >/dev/null
+	done
+	for ((i = 0; i < runs; i++)); do
+		# Alternate which side goes first, too.
+		if ((i % 2 == 0)); then
+			t0=$(now_us); "${a[@]}" >/dev/null; t1=$(now_us)
+			"${b[@]}" >/dev/null; t2=$(now_us)
+			echo $((t1 - t0)) >>"$root/$name.a"
+			echo $((t2 - t1)) >>"$root/$name.b"
+		else
+			t0=$(now_us); "${b[@]}" >/dev/null; t1=$(now_us)
+			"${a[@]}" >/dev/null; t2=$(now_us)
+			echo $((t1 - t0)) >>"$root/$name.b"
+			echo $((t2 - t1)) >>"$root/$name.a"
+		fi
+	done
+}
+
+# report NAME LABEL_A LABEL_B GOAL
+report() {
+	local ma mb
+	ma=$(median "$root/$1.a")
+	mb=$(median "$root/$1.b")
+	awk -v ma="$ma" -v mb="$mb" -v la="$2" -v lb="$3" -v goal="$4" -v n="$RUNS" 'BEGIN {
+		r = ma / mb
+		printf "  %-34s median %8.2f ms   (%d runs)\n", la, ma / 1000, n
+		printf "  %-34s median %8.2f ms\n", lb, mb / 1000
+		printf "  ratio %.2fx   goal <= %gx   %s\n\n", r, goal, r <= goal ? "ok" : "OVER GOAL"
+	}'
+}
+
+echo "hqt sessions bench: $HQT"
+echo "  tmux $(tmux -V | cut -d' ' -f2), $(nproc) cpus, $SESSIONS sessions, $RUNS alternating runs"
+echo
+
+"$HQT" project add bench "$root/project" >/dev/null
+for ((i = 0; i < SESSIONS; i++)); do
+	"$HQT" new bench sleeper >/dev/null
+done
+live=$(tm list-panes -a -F '#{pane_dead}' | grep -c '^0$' || :)
+[ "$live" -ge "$SESSIONS" ] || { echo "sessions-bench: only $live live panes" >&2; exit 1; }
+# Every session must read as running, or the list measured is not the real one.
+if "$HQT" list --json | grep -q '"status": "\(gone\|exited\)"'; then
+	echo "sessions-bench: some sessions are not running:" >&2
+	"$HQT" list >&2
+	exit 1
+fi
+
+echo "list ($SESSIONS live sessions)"
+pair list "$RUNS" "$HQT" list --json -- tmux -L "$sock" list-panes -a
+report list "hqt list --json" "tmux list-panes -a" 3
+
+echo "new (sleep 100000, $RUNS more windows of each kind)"
+pair new "$RUNS" "$HQT" new bench sleeper -- \
+	tmux -L "$sock" new-window -d -t hqt: -c "$root/project" sleep 100000
+report new "hqt new" "tmux new-window -d" 2
