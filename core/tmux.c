@@ -1312,7 +1312,15 @@ tmux_attach(const struct tmux *t, const char *window, bool wait, char **err)
 	env = envp.n > 0 ? strv_v(&envp) : NULL;
 	if (sw)
 		rc = tmux_run(t, &argv, NULL, err);
-	else if (!wait) {
+	else if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+		/* Say it here: once exec'ed, tmux's own complaint would be all. */
+		char *cmd = strv_join_quoted(&argv);
+
+		set_err(err, "tmux: cannot attach: not a terminal (run hqt from one, or: %s)",
+			cmd);
+		free(cmd);
+		rc = -1;
+	} else if (!wait) {
 		rc = spawn_exec(strv_v(&argv), env, &e);
 		/* Only on failure. */
 		if (rc == -ENOENT && t->bin == NULL)

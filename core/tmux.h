@@ -59,8 +59,9 @@ void tmux_argv_sep(struct strv *argv);
  */
 char *tmux_format_escape(const char *s);
 /*
- * Run a built argv.  0 when tmux exited 0; else -1 with *err (res, when not
- * NULL, is still filled whenever tmux ran).  res is the caller's to free.
+ * Run a built argv (30 s timeout: a wedged server is an error, not a hang).
+ * 0 when tmux exited 0; else -1 with *err.  res, when not NULL, is filled
+ * whenever tmux ran, even when it failed (caller frees), untouched otherwise.
  */
 int tmux_run(const struct tmux *t, const struct strv *argv, struct spawn_result *res,
 	     char **err);
@@ -226,9 +227,11 @@ int tmux_capture(const struct tmux *t, const char *pane, unsigned history, char 
 int tmux_attach_argv(const struct tmux *t, const char *window, struct strv *argv,
 		     struct strv *envp, bool *switch_client, char **err);
 /*
- * Attach.  switch-client is run and waited for.  attach-session is exec'ed
- * when `wait` is false (the CLI steps aside: returns only on failure), or
- * run in the foreground and waited for when true (the TUI comes back).
+ * Attach.  switch-client is run and waited for.  attach-session needs
+ * stdin and stdout on a terminal (else an error naming the command to run),
+ * and is exec'ed when `wait` is false (the CLI steps aside: returns only on
+ * failure), or run in the foreground and waited for when true (the TUI
+ * comes back; call endwin() first).
  */
 int tmux_attach(const struct tmux *t, const char *window, bool wait, char **err);
 

@@ -40,7 +40,7 @@ static const char INI[] =
 	"command = ls /nonexistent-hqt-test-dir\n";
 
 static struct tenv te;
-static char *proj;     /* the project "p" (a real path: no symlinks under /tmp) */
+static char *proj;     /* the project "p", resolved (the fakes record pwd -P) */
 static char *logdir;   /* FAKE_LOG_DIR */
 static char *control;  /* FAKE_CONTROL */
 
@@ -78,6 +78,10 @@ setup(void)
 	control = fmt("%s/control", te.root);
 	rundir = fmt("%s/run", te.root);
 	mkdir(proj, 0755);
+	char *real = realpath(proj, NULL);
+	cr_assert_not_null(real);
+	free(proj);
+	proj = real;
 	mkdir(logdir, 0755);
 	mkdir(rundir, 0700);
 	char *path = fmt("%s:/usr/bin:/bin", getenv("HQT_FAKE_DIR"));
@@ -372,6 +376,7 @@ rec_get(const char *name, long k, struct rec *r)
 {
 	long pids[256];
 	size_t n = starts(name, pids, 256), len;
+	struct stat st;
 	char *path;
 
 	memset(r, 0, sizeof *r);
@@ -379,15 +384,12 @@ rec_get(const char *name, long k, struct rec *r)
 	if (k < 0)
 		k = (long)n - 1;
 	cr_assert_lt((size_t)k, n);
+	/* The words, each followed by a NUL (slurp adds one more). */
 	path = fmt("%s/%s.%ld.argv", logdir, name, pids[k]);
-	r->buf = slurp(path);
-	cr_assert_not_null(r->buf, "%s missing", path);
-	free(path);
-	/* slurp NUL-terminates; the words are NUL-separated and each ends in NUL. */
-	path = fmt("%s/%s.%ld.argv", logdir, name, pids[k]);
-	struct stat st;
-	cr_assert_eq(stat(path, &st), 0);
+	cr_assert_eq(stat(path, &st), 0, "%s missing", path);
 	len = (size_t)st.st_size;
+	r->buf = slurp(path);
+	cr_assert_not_null(r->buf);
 	free(path);
 	r->v = calloc(len + 1, sizeof *r->v);
 	for (size_t off = 0; off < len; off += strlen(r->buf + off) + 1)
@@ -498,6 +500,24 @@ assert_integrity(void)
 	free(path);
 }
 
+/* Wait for claude's transcript of session sid, written at its first turn
+ * (~/.claude/projects/<project dir mangled>/<sid>.jsonl).  Status "working"
+ * alone does not prove the turn: a screen with no marker yet, right after
+ * the start, reads as working by its activity. */
+static void
+wait_transcript(const char *sid)
+{
+	char *pat = fmt("%s/.claude/projects/*/%s.jsonl", te.home, sid);
+	glob_t g;
+
+	for (long long end = now_ms() + 4000; glob(pat, 0, NULL, &g) != 0;) {
+		cr_assert(now_ms() < end, "no transcript %s", pat);
+		sleep_ms(50);
+	}
+	globfree(&g);
+	free(pat);
+}
+
 /* ---- status ---- */
 
 Test(sessions, status_follows_the_screen)
@@ -505,12 +525,16 @@ Test(sessions, status_follows_the_screen)
 	long ids[4];
 	struct rec r;
 
+	/* From the permission prompt: right after a start, a screen without
+	 * markers yet reads as working (activity), which would prove nothing. */
+	set_control("waiting");
 	ids[0] = hqt_new("p", "claude", NULL);
 	ids[1] = hqt_new("p", "codex", NULL);
 	ids[2] = hqt_new("p", "kiro", NULL);
 	ids[3] = hqt_new("p", "gen", NULL);
 	for (long i = 0; i < 4; i++)
 		cr_assert_eq(ids[i], i + 1);
+	wait_status(ids, 4, "waiting", 5000);
 
 	set_control("working");
 	wait_status(ids, 4, "working", 5000);
@@ -542,7 +566,7 @@ Test(sessions, without_markers_activity_decides)
 	wait_status(&id, 1, "working", 3000);
 }
 
-Test(sessions, killed_window_is_gone_and_show_says_so)
+Test(sessions, kill_leaves_the_row_gone_and_rm_forgets_it)
 {
 	long id = hqt_new("p", "claude", NULL);
 	json_t *j;
@@ -554,6 +578,16 @@ Test(sessions, killed_window_is_gone_and_show_says_so)
 	cr_assert_str_eq(json_string_value(json_object_get(j, "status")), "gone");
 	json_decref(j);
 	hqt_ok("rm", "rm", "1", NULL);
+	j = list_json();
+	cr_assert_eq(json_array_size(j), 0);
+	json_decref(j);
+
+	/* rm of a running session stops it first. */
+	long id2 = hqt_new("p", "claude", NULL);
+	cr_assert_eq(id2, 2, "numbers are not given out again");
+	cr_assert_eq(windows_named("hqt-2"), 1);
+	hqt_ok("rm", "rm", "2", NULL);
+	cr_assert_eq(windows_named("hqt-2"), 0);
 	j = list_json();
 	cr_assert_eq(json_array_size(j), 0);
 	json_decref(j);
@@ -598,24 +632,15 @@ Test(sessions, claude_without_transcript_spawns_again_with_the_same_id)
 Test(sessions, claude_with_transcript_resumes)
 {
 	long id = hqt_new("p", "claude", NULL);
-	char *sid = field(id, "harness_session_id"), *transcript;
+	char *sid = field(id, "harness_session_id");
 	struct rec r;
 	struct run out;
-	struct stat st;
 	static const char *const args[] = { "resume", "1", NULL };
 
 	/* Its first turn writes ~/.claude/projects/<cwd mangled>/<id>.jsonl. */
 	set_control("working");
+	wait_transcript(sid);
 	wait_status(&id, 1, "working", 3000);
-	char *mangled = strdup(proj);
-	for (char *c = mangled; *c; c++)
-		if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9')))
-			*c = '-';
-	transcript = fmt("%s/.claude/projects/%s/%s.jsonl", te.home, mangled, sid);
-	for (long long end = now_ms() + 3000; stat(transcript, &st) != 0;) {
-		cr_assert(now_ms() < end, "no transcript %s", transcript);
-		sleep_ms(50);
-	}
 	set_control("idle");
 	hqt_ok("kill", "kill", "1", NULL);
 	run_hqtv(&out, args);
@@ -629,8 +654,6 @@ Test(sessions, claude_with_transcript_resumes)
 	cr_assert_str_eq(r.cwd, proj);
 	rec_free(&r);
 	wait_status(&id, 1, "waiting", 3000);
-	free(mangled);
-	free(transcript);
 	free(sid);
 }
 
@@ -641,10 +664,8 @@ Test(sessions, show_argv_after_a_resume_is_what_the_window_runs)
 	struct rec r;
 
 	set_control("working");
-	wait_status(&id, 1, "working", 3000);
+	wait_transcript(sid);
 	set_control("idle");
-	wait_starts("claude", 1);
-	sleep_ms(200); /* the transcript is written at the first turn */
 	hqt_ok("kill", "kill", "1", NULL);
 	hqt_ok("resume", "resume", "1", NULL);
 	wait_starts("claude", 2);
@@ -863,17 +884,16 @@ Test(sessions, resume_all_after_tmux_kill_server)
 	ids[2] = hqt_new("p", "kiro", NULL);
 	ids[3] = hqt_new("p", "gen", NULL);
 	set_control("working");
-	wait_status(ids, 4, "working", 5000);
 	for (long long end = now_ms() + 3000; rollouts(NULL, NULL) < 1;) {
 		cr_assert(now_ms() < end, "no rollout");
 		sleep_ms(50);
 	}
 	rollouts(&main_id, NULL);
-	sleep_ms(200); /* claude's transcript */
 	for (size_t i = 0; i < 3; i++) {
 		sids[i] = field(ids[i], "harness_session_id");
 		cr_assert_not_null(sids[i], "session %ld has no conversation id", ids[i]);
 	}
+	wait_transcript(sids[0]);
 	cr_assert_str_eq(sids[1], main_id);
 	set_control("idle");
 
@@ -999,6 +1019,10 @@ Test(sessions, hostile_nickname_model_and_path_reach_the_harness_unchanged)
 	long id;
 
 	write_file(keep, "", 0644);
+	char *real = realpath(path, NULL);
+	cr_assert_not_null(real);
+	free(path);
+	path = real;
 	hqt_ok("project add", "project", "add", "evil", path, NULL);
 	id = hqt_new("evil", "claude", "--model", model, "--nickname", nick, NULL);
 	wait_starts("claude", 1);
@@ -1028,9 +1052,8 @@ Test(sessions, hostile_nickname_model_and_path_reach_the_harness_unchanged)
 
 	/* And again through a resume. */
 	set_control("working");
-	wait_status(&id, 1, "working", 3000);
+	wait_transcript(sid);
 	set_control("idle");
-	sleep_ms(200);
 	hqt_ok("kill", "kill", nick, NULL);
 	hqt_ok("resume", "resume", nick, NULL);
 	wait_starts("claude", 2);

@@ -49,7 +49,17 @@ setup(void)
 static void
 teardown(void)
 {
+	const char *tmp = getenv("TMUX_TMPDIR");
+	char *sock = fmt("%s/tmux-%u/%s", tmp != NULL && *tmp != '\0' ? tmp : "/tmp",
+			 (unsigned)getuid(), T.socket);
+
 	tmux_kill_server(&T, NULL);
+	unlink(sock); /* tmux leaves its socket file behind */
+	free(sock);
+	sock = fmt("%s/tmux-%u/%s.lock", tmp != NULL && *tmp != '\0' ? tmp : "/tmp",
+		   (unsigned)getuid(), T.socket);
+	unlink(sock); /* and, after a start-up race, its lock */
+	free(sock);
 	rm_rf(D);
 	free(D);
 	tmux_free(&T);
@@ -1126,9 +1136,10 @@ Test(tmux, attach_then_switch_client)
 	cr_assert_str_eq(argv.v[argv.n - 3], "attach-session");
 	cr_assert_str_eq(argv.v[argv.n - 1], "=hqt:=hqt-2");
 	strv_clear(&argv);
-	client_start(&c, TMUX_HOME_WINDOW);
-	out = clients_until(&c, "hqt hqt-home\n");
-	cr_assert_str_eq(out, "hqt hqt-home\n");
+	/* Not the session's current window: attach selects it. */
+	client_start(&c, "hqt-2");
+	out = clients_until(&c, "hqt hqt-2\n");
+	cr_assert_str_eq(out, "hqt hqt-2\n");
 	free(out);
 
 	/* Inside a pane of the same server: switch-client moves that client. */
@@ -1137,10 +1148,15 @@ Test(tmux, attach_then_switch_client)
 	tmuxvar = fmt("%s,1,0", sockpath);
 	setenv("TMUX", tmuxvar, 1);
 	setenv("TMUX_PANE", "%0", 1);
-	cr_assert_eq(tmux_attach_argv(&T, w.window_id, &argv, &envp, &sw, &err), 0, "%s", err);
+	cr_assert_eq(tmux_attach_argv(&T, TMUX_HOME_WINDOW, &argv, &envp, &sw, &err), 0, "%s",
+		     err);
 	cr_assert(sw);
 	cr_assert_str_eq(argv.v[argv.n - 3], "switch-client");
 	strv_clear(&argv);
+	cr_assert_eq(tmux_attach(&T, TMUX_HOME_WINDOW, false, &err), 0, "%s", err);
+	out = clients_until(&c, "hqt hqt-home\n");
+	cr_assert_str_eq(out, "hqt hqt-home\n");
+	free(out);
 	cr_assert_eq(tmux_attach(&T, w.window_id, false, &err), 0, "%s", err);
 	out = clients_until(&c, "hqt hqt-2\n");
 	cr_assert_str_eq(out, "hqt hqt-2\n");
@@ -1148,6 +1164,9 @@ Test(tmux, attach_then_switch_client)
 
 	/* Inside another server: a nested attach, without $TMUX. */
 	setenv("TMUX", "/tmp/tmux-0/some-other-server,1,0", 1);
+	/* ... and never exec'ed without a terminal to attach. */
+	cr_assert_eq(tmux_attach(&T, "hqt-2", false, &err), -1);
+	cr_assert(strstr(err, "not a terminal") != NULL, "%s", err);
 	cr_assert_eq(tmux_attach_argv(&T, "hqt-2", &argv, &envp, &sw, &err), 0, "%s", err);
 	cr_assert(!sw);
 	cr_assert_str_eq(argv.v[argv.n - 3], "attach-session");
@@ -1163,6 +1182,7 @@ Test(tmux, attach_then_switch_client)
 	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 0, "client status %d", st);
 	free(sockpath);
 	free(tmuxvar);
+	free(err);
 }
 
 /* ================================================================ fakes */
