@@ -16,10 +16,46 @@ const struct cmd_entry cmd_show_entry = {
 	.name = "show",
 	.usage = "show SESSION [--json]",
 	.summary = "show one session in full, with the command it runs",
-	.help = "SESSION is a number or a nickname.  The command is the one a resume would\n"
-		"run now (the harness's resume command, else its spawn command).\n",
+	.help = "SESSION is a number or a nickname.  The command is the one its window\n"
+		"runs; for a window that is gone or exited, the one a resume would run now\n"
+		"(the harness's resume command, else its spawn command).\n",
 	.exec = cmd_show_exec,
 };
+
+/*
+ * Was s's live window started by a resume rung?  The pane's start command is
+ * the launcher's argv (session.c), which carries --resume then; the database
+ * does not record which command a window runs.
+ */
+static bool
+window_resumed(struct cmd_ctx *ctx, const struct db_session *s)
+{
+	struct tmux_panes panes = { NULL, 0 };
+	const struct tmux_pane *p;
+	struct spawn_result r;
+	struct strv a = STRV_INIT;
+	char name[32];
+	bool yes = false;
+
+	session_window_name(s->id, name, sizeof name);
+	if (cmd_tmux(ctx) != 0 || tmux_list_panes(&ctx->tmux, &panes, NULL) != 0)
+		return false;
+	if ((p = tmux_panes_find(&panes, name)) != NULL) {
+		memset(&r, 0, sizeof r);
+		tmux_argv_init(&ctx->tmux, &a);
+		strv_push(&a, "display-message");
+		strv_push(&a, "-p");
+		strv_push(&a, "-t");
+		strv_push(&a, p->pane_id);
+		strv_push(&a, "#{pane_start_command}");
+		if (tmux_run(&ctx->tmux, &a, &r, NULL) == 0 && r.out != NULL)
+			yes = strstr(r.out, " exec-session --resume --run ") != NULL;
+		spawn_result_free(&r);
+		strv_clear(&a);
+	}
+	tmux_panes_free(&panes);
+	return yes;
+}
 
 static void
 field(const char *name, const char *value)
@@ -71,8 +107,10 @@ cmd_show_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		db_session_free(s);
 		return EXIT_FAIL;
 	}
-	/* A window that is gone or exited would run the resume command next. */
-	session_argv(ctx, s, st == SESSION_EXITED || st == SESSION_GONE, &cmdv, NULL, &cmd_err);
+	/* A window that is gone or exited would run the resume command next; a
+	 * live one runs what it was started with. */
+	session_argv(ctx, s, st == SESSION_EXITED || st == SESSION_GONE || window_resumed(ctx, s),
+		     &cmdv, NULL, &cmd_err);
 	if (json) {
 		json_t *o = json_session(s, session_status_name(st), strv_v(&cmdv));
 		if (cmd_err != NULL)

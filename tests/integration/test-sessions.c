@@ -1479,3 +1479,27 @@ Test(sessions, new_killed_at_random_moments_leaves_no_half_session)
 		    envs);
 	free(pat);
 }
+
+/* ---- attach ---- */
+
+Test(sessions, attach_without_a_terminal_or_a_window_says_why)
+{
+	const char *const args[] = { "attach", "1", NULL };
+	struct run r;
+
+	hqt_new("p", "claude", NULL);
+	/* Not a terminal (the test's pipes): one line naming the command. */
+	run_hqtv(&r, args);
+	cr_assert_eq(r.code, 1, "%s", r.err);
+	cr_assert(strncmp(r.err, "hqt: ", 5) == 0, "%s", r.err);
+	cr_assert_eq(strchr(r.err, '\n'), r.err + strlen(r.err) - 1, "one line: %s", r.err);
+	cr_assert_not_null(strstr(r.err, "attach-session"), "%s", r.err);
+	run_free(&r);
+	cr_assert_eq(windows_named("hqt-1"), 1, "a failed attach touched the window");
+
+	hqt_ok("kill", "kill", "1", NULL);
+	run_hqtv(&r, args);
+	cr_assert_eq(r.code, 1);
+	cr_assert_not_null(strstr(r.err, "hqt resume 1"), "%s", r.err);
+	run_free(&r);
+}
