@@ -159,9 +159,9 @@ resume_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		rc = EXIT_FAIL;
 	}
 	for (size_t i = 0; rc == EXIT_OK && i < l->n; i++) {
-		/* Killed on purpose stays down; crashed, exited and gone come back. */
-		if ((st[i] == SESSION_GONE || st[i] == SESSION_EXITED) &&
-		    l->v[i].state != DB_STATE_KILLED)
+		/* Every session whose window is gone or exited (SPEC §6), killed
+		 * ones included: after a reboot the user wants them all back. */
+		if (st[i] == SESSION_GONE || st[i] == SESSION_EXITED)
 			if (resume_one(ctx, &l->v[i]) != EXIT_OK)
 				rc = EXIT_FAIL;
 	}

@@ -14,6 +14,7 @@
 #include "spawn.h"
 #include "text.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -30,6 +31,8 @@ extern char **environ;
 #define ROW_WAIT_MS      10000   /* launcher waiting for `hqt new` to commit */
 #define VERIFY_MS_DEFAULT 1000   /* resume: how long rung 1 must stay alive */
 #define ACTIVE_SECONDS   2       /* output this recent means working */
+#define STALE_RUNDIR_SECONDS 60  /* a launch takes well under READY_TIMEOUT_MS */
+#define EARLY_EXIT_SECONDS 10    /* a harness quiet since then failed to start */
 
 const char *
 session_status_name(enum session_status st)
@@ -365,6 +368,32 @@ rundir_free(struct rundir *r)
 	r->dir = NULL;
 }
 
+/* A `hqt new` killed before it cleaned up leaves its launch directory (and
+ * maybe the environment file in it) behind; sweep ours once they are stale. */
+static void
+rundir_sweep(const char *base)
+{
+	DIR *d = opendir(base);
+	struct dirent *de;
+	struct stat st;
+	time_t t = time(NULL);
+
+	if (d == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (strncmp(de->d_name, "hqt-launch-", 11) != 0)
+			continue;
+		char *dir = xasprintf("%s/%s", base, de->d_name);
+		if (lstat(dir, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == getuid() &&
+		    t - st.st_mtime > STALE_RUNDIR_SECONDS) {
+			struct rundir r = { dir, -1 };
+			rundir_free(&r);    /* frees dir */
+		} else
+			free(dir);
+	}
+	closedir(d);
+}
+
 /* The environment a session gets: ours, minus what belongs to our terminal's
  * tmux (the window gets its own TMUX and TMUX_PANE). */
 static int
@@ -377,6 +406,7 @@ rundir_make(struct rundir *r, char **err)
 	r->ready = -1;
 	if (base == NULL || access(base, W_OK) != 0)
 		base = "/tmp";
+	rundir_sweep(base);
 	tmpl = xasprintf("%s/hqt-launch-XXXXXX", base);
 	if (mkdtemp(tmpl) == NULL) {
 		set_err(err, "cannot create a directory in %s: %s", base, strerror(errno));
@@ -974,7 +1004,10 @@ session_status_all(struct cmd_ctx *ctx, struct db_session_list *l, enum session_
 		} else if (pane[i]->dead) {
 			st[i] = SESSION_EXITED;
 			if (s->state == DB_STATE_RUNNING) {
-				char *line = text != NULL ? first_line(text) : NULL;
+				/* The first line explains a harness that failed to
+				 * start; after a long run it would only be noise. */
+				bool early = pane[i]->activity - s->spawned_at <= EARLY_EXIT_SECONDS;
+				char *line = text != NULL && early ? first_line(text) : NULL;
 				mark_exited(ctx, s->id, s->exit_message == NULL ? line : NULL);
 				s->state = DB_STATE_EXITED;
 				if (s->exit_message == NULL && line != NULL)

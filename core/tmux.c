@@ -146,7 +146,10 @@ err_has(const struct spawn_result *r, const char *what)
 static bool
 no_server(const struct spawn_result *r)
 {
-	return err_has(r, "no server running on") || err_has(r, "error connecting to");
+	/* "server exited unexpectedly": a server shutting down as we connect
+	 * (right after kill-server) is as good as none. */
+	return err_has(r, "no server running on") || err_has(r, "error connecting to") ||
+	       err_has(r, "server exited unexpectedly");
 }
 
 static char *
