@@ -33,7 +33,9 @@
 
 #define HARNESS_PREFIX "harness."
 
-static const char *const default_plugins[] = { "claude", "codex", "kiro", "generic", NULL };
+/* Every .so in the plugin directory: a plugin dropped there is picked up
+ * (the directory and each file must pass the owner and mode checks). */
+static const char *const default_plugins[] = { "*", NULL };
 
 static const char *const default_system_files[] = {
 	"/etc/hqt/hqt.ini",

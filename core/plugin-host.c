@@ -250,7 +250,10 @@ load_one(struct registry *reg, const char *file, const char *dir_problem)
 		return;
 	}
 	if (stat(file, &st) != 0) {
-		refuse(reg, file, "cannot stat: %s", strerror(errno));
+		if (errno == ENOENT)
+			refuse(reg, file, "not found (named in [plugins] load)");
+		else
+			refuse(reg, file, "cannot stat: %s", strerror(errno));
 		return;
 	}
 	if (!S_ISREG(st.st_mode)) {

@@ -5,6 +5,7 @@
  * Build: make (uses `pkg-config --cflags hqt-plugin`), then copy hello.so
  * into a plugin directory (hqt --plugin-dir DIR plugins).
  */
+#define _GNU_SOURCE /* memmem */
 #include <hqt/plugin.h>
 
 #include <string.h>

@@ -156,7 +156,7 @@ assert_defaults(const struct config *cfg)
 
 	cr_expect_str_eq(cfg->tmux_socket, "");
 	cr_expect_str_eq(cfg->tmux_session, "hqt");
-	assert_strv(&cfg->plugins_load, (const char *[]){ "claude", "codex", "kiro", "generic", NULL });
+	assert_strv(&cfg->plugins_load, (const char *[]){ "*", NULL });
 	cr_expect(!cfg->sandbox.enabled);
 	cr_expect(cfg->sandbox.fs_rw);
 	cr_expect(cfg->sandbox.net);

@@ -214,7 +214,7 @@ Test(plugin_host, load_by_name_and_missing_name)
 	cr_expect(loaded(&reg, "claude"));
 	cr_expect(!loaded(&reg, "codex"));
 	cr_assert_eq(reg.nrefused, 1);
-	cr_expect(strstr(reg.refused[0].reason, "No such file") != NULL, "%s",
+	cr_expect(strstr(reg.refused[0].reason, "not found (named in [plugins] load)") != NULL, "%s",
 		  reg.refused[0].reason);
 	registry_free(&reg);
 	config_free(&cfg);

@@ -1,0 +1,58 @@
+#!/bin/sh
+# deb-test.sh: build the .deb with cpack, unpack it into a temporary root, and
+# check what a user of the package gets: every file in place, `hqt doctor`
+# working from the package's own layout, and the example plugin building
+# against the packaged header with `pkg-config hqt-plugin` alone.
+# HQT_TEST_INSTALL=1 also installs it for real with dpkg -i (and removes it).
+set -eu
+
+src=${HQT_SOURCE_DIR:?run through ctest}
+work=$(mktemp -d /tmp/hqt-deb-XXXXXX)
+trap 'rm -rf "$work"' EXIT
+fail() { echo "deb-test: $*" >&2; exit 1; }
+
+cmake -S "$src" -B "$work/build" -DCMAKE_INSTALL_PREFIX=/usr -DHQT_TESTS=OFF >/dev/null
+cmake --build "$work/build" -j 2 >/dev/null
+(cd "$work/build" && cpack -G DEB >/dev/null) || fail "cpack failed"
+deb=$(ls "$work"/build/hqt_*.deb)
+dpkg-deb -f "$deb" Depends | grep -q tmux || fail "package does not depend on tmux"
+dpkg -x "$deb" "$work/root"
+
+root=$work/root
+multiarch=$(ls -d "$root"/usr/lib/*/hqt | head -1)
+[ -n "$multiarch" ] || fail "no plugin directory in the package"
+for f in usr/bin/hqt etc/hqt/hqt.ini usr/include/hqt/plugin.h \
+	 usr/share/man/man1/hqt.1 usr/share/man/man5/hqt.ini.5 \
+	 usr/share/bash-completion/completions/hqt; do
+	[ -f "$root/$f" ] || fail "missing /$f"
+done
+for p in claude codex kiro generic; do
+	[ -f "$multiarch/plugins/$p.so" ] || fail "missing plugin $p.so"
+done
+pc=$(ls "$root"/usr/lib/*/pkgconfig/hqt-plugin.pc)
+
+# The packaged binary finds its packaged plugins (relative to itself).
+export HOME="$work/home"
+mkdir -p "$HOME"
+out=$("$root/usr/bin/hqt" --config "$root/etc/hqt/hqt.ini" --db "$work/home/hqt.db" plugins)
+for p in claude codex kiro generic; do
+	echo "$out" | grep -q "^loaded   $p " || fail "packaged hqt did not load $p: $out"
+done
+"$root/usr/bin/hqt" --config "$root/etc/hqt/hqt.ini" --db "$work/home/hqt.db" doctor >/dev/null ||
+	fail "doctor failed from the package"
+
+# An out-of-tree plugin with pkg-config alone, against the packaged header.
+cp -r "$src/examples/hello-plugin" "$work/hello"
+PKG_CONFIG_SYSROOT_DIR=$root PKG_CONFIG_LIBDIR=$(dirname "$pc") make -s -C "$work/hello" ||
+	fail "example plugin did not build against the package"
+mkdir -m 755 "$work/plugins"
+cp "$work/hello/hello.so" "$work/plugins/"
+out=$("$root/usr/bin/hqt" --plugin-dir "$work/plugins" --db "$work/home/hqt.db" plugins 2>&1)
+echo "$out" | grep -q "^loaded   hello " || fail "packaged hqt did not load the example plugin: $out"
+
+if [ "${HQT_TEST_INSTALL:-}" = 1 ]; then
+	dpkg -i "$deb" >/dev/null
+	/usr/bin/hqt doctor >/dev/null || { dpkg -r hqt >/dev/null; fail "installed hqt doctor failed"; }
+	dpkg -r hqt >/dev/null
+fi
+echo "deb-test: ok ($(basename "$deb"))"
