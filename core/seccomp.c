@@ -100,12 +100,12 @@ add_rules(scmp_filter_ctx ctx, char **err)
 		if (fam == AF_UNIX || fam == AF_INET || fam == AF_INET6)
 			continue;
 		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1,
-				     SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)fam));
+				     SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)fam, 0));
 		if (r < 0)
 			goto fail_socket;
 	}
 	r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1,
-			     SCMP_A0(SCMP_CMP_GT, (scmp_datum_t)AF_NETLINK));
+			     SCMP_A0(SCMP_CMP_GT, (scmp_datum_t)AF_NETLINK, 0));
 	if (r < 0)
 		goto fail_socket;
 	return 0;
