@@ -203,27 +203,12 @@ check_plugins(struct report *r, struct cmd_ctx *ctx)
 static int
 cmd_doctor_exec(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct report r = { NULL, 0 };
 	bool json = false, ok = true;
-	int c;
+	int c, rc;
 
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j': json = true; break;
-		case 'h': return cmd_print_help(&cmd_doctor_entry);
-		default: return cmd_usage_error(&cmd_doctor_entry, "unknown option '%s'",
-						argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		return cmd_usage_error(&cmd_doctor_entry, "unexpected argument '%s'", argv[optind]);
+	if ((c = cmd_json_args(&cmd_doctor_entry, argc, argv, 0, &json, &rc)) < 0)
+		return rc;
 	if (cmd_config(ctx) != 0)
 		return EXIT_FAIL;
 	add(&r, "config", true, true,

@@ -35,28 +35,14 @@ sandbox_text(const struct db_session *s, char *buf, size_t len)
 static int
 cmd_list_exec(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct db_session_list *l = NULL;
 	enum session_status *st;
 	bool json = false;
 	char *err = NULL;
-	int c;
+	int c, rc;
 
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j': json = true; break;
-		case 'h': return cmd_print_help(&cmd_list_entry);
-		default: return cmd_usage_error(&cmd_list_entry, "bad option '%s'", argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		return cmd_usage_error(&cmd_list_entry, "unexpected argument '%s'", argv[optind]);
+	if ((c = cmd_json_args(&cmd_list_entry, argc, argv, 0, &json, &rc)) < 0)
+		return rc;
 	if (cmd_db(ctx) != 0)
 		return EXIT_FAIL;
 	if (db_session_list(ctx->db, 0, &l, &err) != 0) {

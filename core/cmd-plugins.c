@@ -125,26 +125,11 @@ print_text(const struct registry *reg, const char *dir)
 static int
 cmd_plugins_exec(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	bool json = false;
-	int c;
+	int c, rc;
 
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j': json = true; break;
-		case 'h': return cmd_print_help(&cmd_plugins_entry);
-		default: return cmd_usage_error(&cmd_plugins_entry, "unknown option '%s'",
-						argv[optind - 1]);
-		}
-	}
-	if (optind < argc)
-		return cmd_usage_error(&cmd_plugins_entry, "unexpected argument '%s'", argv[optind]);
+	if ((c = cmd_json_args(&cmd_plugins_entry, argc, argv, 0, &json, &rc)) < 0)
+		return rc;
 	if (cmd_registry(ctx) != 0)
 		return EXIT_FAIL;
 	if (json)

@@ -69,33 +69,19 @@ field(const char *name, const char *value)
 static int
 cmd_show_exec(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "json", no_argument, NULL, 'j' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct db_session_list one = { NULL, 1 };
 	struct db_session *s = NULL;
 	struct strv cmdv = STRV_INIT;
 	enum session_status st = SESSION_GONE;
 	bool json = false;
 	char *err = NULL, *cmd_err = NULL;
-	int c;
+	int c, rc;
 
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
-		switch (c) {
-		case 'j': json = true; break;
-		case 'h': return cmd_print_help(&cmd_show_entry);
-		default: return cmd_usage_error(&cmd_show_entry, "bad option '%s'", argv[optind - 1]);
-		}
-	}
-	if (argc - optind != 1)
-		return cmd_usage_error(&cmd_show_entry, "show needs one SESSION");
+	if ((c = cmd_json_args(&cmd_show_entry, argc, argv, 1, &json, &rc)) < 0)
+		return rc;
 	if (cmd_db(ctx) != 0)
 		return EXIT_FAIL;
-	if (db_session_find(ctx->db, argv[optind], &s, &err) != 0) {
+	if (db_session_find(ctx->db, argv[c], &s, &err) != 0) {
 		cmd_error("%s", err);
 		free(err);
 		return EXIT_FAIL;

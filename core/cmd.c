@@ -3,6 +3,7 @@
 #include "cmd.h"
 #include "db.h"
 
+#include <getopt.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -178,4 +179,38 @@ cmd_ctx_free(struct cmd_ctx *ctx)
 	ctx->reg_loaded = false;
 	config_free(&ctx->cfg);
 	ctx->cfg_loaded = false;
+}
+
+int
+cmd_json_args(const struct cmd_entry *e, int argc, char **argv, int operands, bool *json,
+	      int *rc)
+{
+	static const struct option opts[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	int c;
+
+	*json = false;
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
+		switch (c) {
+		case 'j': *json = true; break;
+		case 'h': *rc = cmd_print_help(e); return -1;
+		default:
+			*rc = cmd_usage_error(e, "unknown option '%s'", argv[optind - 1]);
+			return -1;
+		}
+	}
+	if (argc - optind > operands) {
+		*rc = cmd_usage_error(e, "unexpected argument '%s'", argv[optind + operands]);
+		return -1;
+	}
+	if (argc - optind < operands) {
+		*rc = cmd_usage_error(e, "%s needs %s", e->name, operands == 1 ? "an operand" : "operands");
+		return -1;
+	}
+	return optind;
 }

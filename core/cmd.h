@@ -54,6 +54,14 @@ int cmd_print_help(const struct cmd_entry *e);
  * "+" in shortopts, {"help", no_argument, NULL, 'h'} in longopts, and '?'
  * turned into cmd_usage_error).  cmd_options_err formats getopt's complaint.
  */
+/*
+ * The options of a command that takes only --json and --help, and exactly
+ * `operands` operands (their index is returned).  -1 when the caller should
+ * return *rc: help was printed, or a usage error.
+ */
+int cmd_json_args(const struct cmd_entry *e, int argc, char **argv, int operands,
+		  bool *json, int *rc);
+
 /* Lazy loaders; on failure they print the error and return -1. */
 int cmd_config(struct cmd_ctx *ctx);
 int cmd_registry(struct cmd_ctx *ctx);
