@@ -72,11 +72,15 @@ cmd_list_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	for (size_t i = 0; i < l->n; i++) {
 		const struct db_session *s = &l->v[i];
 		char sb[32];
-		char *nick = text_escape(s->nickname ? s->nickname : "-", 16);
-		char *model = text_escape(s->model ? s->model : "-", 12);
-		printf("%-4lld %-16s %-12s %-8s %-12s %-9s %s\n", s->id, nick, s->project,
-		       s->harness, model, sandbox_text(s, sb, sizeof sb), session_status_name(st[i]));
+		char *nick = text_cell(s->nickname ? s->nickname : "-", 16);
+		char *project = text_cell(s->project, 12);
+		char *harness = text_cell(s->harness, 8);
+		char *model = text_cell(s->model ? s->model : "-", 12);
+		printf("%-4lld %s %s %s %s %-9s %s\n", s->id, nick, project, harness, model,
+		       sandbox_text(s, sb, sizeof sb), session_status_name(st[i]));
 		free(nick);
+		free(project);
+		free(harness);
 		free(model);
 	}
 	if (l->n == 0)

@@ -4,6 +4,7 @@
 #include "version.h"
 
 #include <getopt.h>
+#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,6 +64,8 @@ main(int argc, char **argv)
 	const struct cmd_entry *e;
 	int c, rc;
 
+	/* Character classes only (display widths of names); messages stay C. */
+	setlocale(LC_CTYPE, "");
 	memset(&ctx, 0, sizeof ctx);
 	ctx.argv0 = argv[0];
 	opterr = 0;

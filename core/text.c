@@ -3,7 +3,9 @@
 #include "util.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <wchar.h>
 
 /* Length of the valid UTF-8 sequence at s (1-4), or 0 when invalid. */
 static size_t
@@ -56,5 +58,50 @@ text_escape(const char *s, size_t max)
 		}
 	}
 	out[len] = '\0';
+	return out;
+}
+
+char *
+text_cell(const char *s, int width)
+{
+	char *esc = text_escape(s, 0), *out;
+	const char *p = esc;
+	mbstate_t st;
+	size_t cap = strlen(esc) + (size_t)width + 8, len = 0;
+	int cols = 0;
+
+	out = xmalloc(cap);
+	memset(&st, 0, sizeof st);
+	while (*p != '\0') {
+		wchar_t wc;
+		size_t n = mbrtowc(&wc, p, strlen(p), &st);
+		int w;
+
+		if (n == (size_t)-1 || n == (size_t)-2 || n == 0) {
+			n = 1;   /* not the locale's encoding: a byte is a column */
+			w = 1;
+			memset(&st, 0, sizeof st);
+		} else if ((w = wcwidth(wc)) < 0)
+			w = 1;
+		/* Keep a column for "…" unless the rest fits exactly. */
+		if (cols + w > width || (cols + w == width && p[n] != '\0')) {
+			if (cols < width) {
+				memcpy(out + len, "…", strlen("…"));
+				len += strlen("…");
+				cols++;
+			}
+			break;
+		}
+		memcpy(out + len, p, n);
+		len += n;
+		cols += w;
+		p += n;
+	}
+	while (cols < width) {
+		out[len++] = ' ';
+		cols++;
+	}
+	out[len] = '\0';
+	free(esc);
 	return out;
 }

@@ -12,4 +12,12 @@
  */
 char *text_escape(const char *s, size_t max);
 
+
+/*
+ * text_escape(s), then cut or padded with spaces to exactly `width` terminal
+ * columns (wide characters count double; a cut ends in "…").  Needs
+ * setlocale(LC_CTYPE, "") for multibyte text; else counts bytes.  Caller frees.
+ */
+char *text_cell(const char *s, int width);
+
 #endif

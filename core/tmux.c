@@ -42,10 +42,25 @@ tmux_free(struct tmux *t)
 
 /* ---- argv building ---- */
 
+static void argv_start(const struct tmux *t, struct strv *argv, bool utf8);
+
 void
 tmux_argv_init(const struct tmux *t, struct strv *argv)
 {
+	argv_start(t, argv, true);
+}
+
+/*
+ * utf8: -u, for every call whose output we parse: a tmux client in a
+ * non-UTF-8 locale (LANG=C) turns the tabs of -F formats into '_'.  Not for
+ * attach, where the user's terminal decides.
+ */
+static void
+argv_start(const struct tmux *t, struct strv *argv, bool utf8)
+{
 	strv_push(argv, t->bin != NULL ? t->bin : "tmux");
+	if (utf8)
+		strv_push(argv, "-u");
 	if (t->socket != NULL && *t->socket != '\0') {
 		strv_push(argv, "-L");
 		strv_push(argv, t->socket);
@@ -1284,7 +1299,7 @@ tmux_attach_argv(const struct tmux *t, const char *window, struct strv *argv,
 		free(theirs);
 		spawn_result_free(&r);
 	}
-	tmux_argv_init(t, argv);
+	argv_start(t, argv, false);
 	strv_push(argv, same ? "switch-client" : "attach-session");
 	strv_push(argv, "-t");
 	strv_push(argv, target);

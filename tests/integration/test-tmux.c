@@ -455,14 +455,15 @@ Test(tmux, words_survive_the_command_parser)
 	struct tmux d;
 	tmux_init(&d, "", "hqt");
 	tmux_argv_init(&d, &a);
-	cr_assert_eq(a.n, 1);
+	cr_assert_eq(a.n, 2);
 	cr_assert_str_eq(a.v[0], "tmux");
+	cr_assert_str_eq(a.v[1], "-u"); /* parsed output must not depend on LANG */
 	strv_clear(&a);
 	tmux_free(&d);
 	tmux_argv_init(&T, &a);
-	cr_assert_eq(a.n, 5);
-	cr_assert_str_eq(a.v[1], "-L");
-	cr_assert_str_eq(a.v[3], "-f");
+	cr_assert_eq(a.n, 6);
+	cr_assert_str_eq(a.v[2], "-L");
+	cr_assert_str_eq(a.v[4], "-f");
 	strv_clear(&a);
 }
 
@@ -856,6 +857,19 @@ Test(tmux, list_panes_one_call_all_fields)
 	cr_assert(!p->dead);
 	cr_assert_not_null(tmux_panes_find(&ps, TMUX_HOME_WINDOW));
 	tmux_panes_free(&ps);
+
+	/* The same from a C locale: a non-UTF-8 tmux client would turn the
+	 * format's tabs into '_' without -u. */
+	char *lang = getenv("LC_ALL") ? strdup(getenv("LC_ALL")) : NULL;
+	setenv("LC_ALL", "C", 1);
+	cr_assert_eq(tmux_list_panes(&T, &ps, &err), 0, "LC_ALL=C: %s", err);
+	cr_assert_eq(ps.n, 4);
+	tmux_panes_free(&ps);
+	if (lang != NULL)
+		setenv("LC_ALL", lang, 1);
+	else
+		unsetenv("LC_ALL");
+	free(lang);
 
 	/* Status of a signalled pane. */
 	kill((pid_t)alive.pid, SIGKILL);
