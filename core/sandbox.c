@@ -1307,7 +1307,6 @@ check_features(unsigned features, char **err)
 		{ SANDBOX_F_DISABLE_USERNS, "--disable-userns" },
 		{ SANDBOX_F_DIE_WITH_PARENT, "--die-with-parent" },
 		{ SANDBOX_F_CAP_DROP, "--cap-drop" },
-		{ SANDBOX_F_CLEARENV, "--clearenv" },
 		{ SANDBOX_F_SECCOMP, "--seccomp" },
 		{ SANDBOX_F_SYMLINK, "--symlink" },
 		{ SANDBOX_F_CHDIR, "--chdir" },
@@ -1343,18 +1342,24 @@ sandbox_build_argv(const struct sandbox_input *in, struct strv *out, char **err)
 		return -1;
 	if (plan_build(in, &pl, err) < 0)
 		return -1;
+	/* Checked here too, so a bad environment fails the dry run as well. */
 	if (build_env(in, &env, err) < 0) {
 		plan_free(&pl);
 		strv_clear(&env.names);
 		strv_clear(&env.values);
 		return -1;
 	}
+	strv_clear(&env.names);
+	strv_clear(&env.values);
 
+	/*
+	 * No --clearenv/--setenv: their values would sit on bwrap's command
+	 * line, readable by every local user in ps (an API key passed with
+	 * [sandbox] env).  sandbox_exec runs bwrap with exactly the allowlisted
+	 * environment (sandbox_build_env) instead, and bwrap hands it on.
+	 */
 	strv_push(&av, in->bwrap);
 	push_isolation(&av, in->features, in->policy->net);
-	strv_push(&av, "--clearenv");
-	for (size_t i = 0; i < env.names.n; i++)
-		push3(&av, "--setenv", env.names.v[i], env.values.v[i]);
 
 	push_system(&av, pl.resolv_dir);
 	push3(&av, "--bind", pl.priv, pl.home);
@@ -2263,17 +2268,30 @@ sandbox_command(const struct sandbox_input *in, struct strv *out, char **err)
 }
 
 int
+sandbox_build_env(const struct sandbox_input *in, struct strv *envp, char **err)
+{
+	struct envset env = { STRV_INIT, STRV_INIT };
+	int rc = build_env(in, &env, err);
+
+	for (size_t i = 0; rc == 0 && i < env.names.n; i++)
+		strv_pushf(envp, "%s=%s", env.names.v[i], env.values.v[i]);
+	strv_clear(&env.names);
+	strv_clear(&env.values);
+	return rc < 0 ? -1 : 0;
+}
+
+int
 sandbox_exec(const struct sandbox_input *in, char **err)
 {
-	static char *const no_env[] = { NULL };
 	struct sandbox_probe pr;
 	struct sandbox_input x;
-	struct strv av = STRV_INIT;
+	struct strv av = STRV_INIT, envp = STRV_INIT;
 	int fd, e;
 
 	if (probe_into(in, &x, &pr, err) < 0)
 		goto fail;
-	if (sandbox_prepare(&x, err) < 0 || sandbox_build_argv(&x, &av, err) < 0)
+	if (sandbox_prepare(&x, err) < 0 || sandbox_build_argv(&x, &av, err) < 0 ||
+	    sandbox_build_env(&x, &envp, err) < 0)
 		goto fail;
 	fd = sandbox_seccomp_fd(err);
 	if (fd < 0)
@@ -2283,14 +2301,15 @@ sandbox_exec(const struct sandbox_input *in, char **err)
 		set_err(err, "sandbox: cannot pass the seccomp program: %s", strerror(errno));
 		goto fail;
 	}
-	/* bwrap gets no environment: --clearenv/--setenv build the harness's,
-	 * and bwrap itself needs none. */
-	execve(av.v[0], av.v, no_env);
+	/* bwrap gets the harness's environment and nothing else; it passes
+	 * its own environment to the sandboxed command. */
+	execve(av.v[0], av.v, strv_v(&envp));
 	e = errno;
 	close(SANDBOX_SECCOMP_FD);
 	set_err(err, "sandbox: cannot run %s: %s", av.v[0], strerror(e));
 fail:
 	strv_clear(&av);
+	strv_clear(&envp);
 	sandbox_probe_clear(&pr);
 	return -1;
 }

@@ -73,7 +73,7 @@ int sandbox_policy_from_json(struct sandbox_policy *p, const char *json, size_t 
 /* Everything but the cgroup namespace, which is only tried. */
 #define SANDBOX_F_REQUIRED (SANDBOX_F_UNSHARE_USER | SANDBOX_F_DISABLE_USERNS | \
 			    SANDBOX_F_DIE_WITH_PARENT | SANDBOX_F_CAP_DROP |       \
-			    SANDBOX_F_CLEARENV | SANDBOX_F_SECCOMP |               \
+			    SANDBOX_F_SECCOMP |                                    \
 			    SANDBOX_F_SYMLINK | SANDBOX_F_CHDIR |                  \
 			    SANDBOX_F_REMOUNT_RO)
 
@@ -141,6 +141,16 @@ void sandbox_probe_clear(struct sandbox_probe *p);
 
 /* Map bwrap's stderr from a failed run to reason and fix (malloc'd). */
 void sandbox_explain_failure(const char *stderr_text, char **reason, char **fix);
+
+/*
+ * The environment the harness gets, "NAME=VALUE": the allowlist (PATH, HOME,
+ * USER, SHELL, TERM, COLORTERM, LANG, LC_*, TMPDIR=/tmp) drawn from
+ * in->host_env, the plugin's additions and [sandbox] env, minus a deny list
+ * (TMUX*, SSH_AUTH_SOCK, DBUS_*, DISPLAY, LD_*, ...) that wins over both.
+ * sandbox_exec runs bwrap with exactly this environment (values never go on
+ * its command line, where ps would show them to every user).  0 or -1.
+ */
+int sandbox_build_env(const struct sandbox_input *in, struct strv *envp, char **err);
 
 /*
  * The exact argv the launcher will exec: probes (fail closed), then builds

@@ -30,18 +30,23 @@
 extern char **environ;
 
 static const char *cmdline; /* the current command and its arguments, for the output */
+static int tee_fd = -1;      /* `tee PATH`: every later line is also appended there */
 
 static void
 result(const char *fmt, ...)
 {
+	char line[8192];
 	va_list ap;
+	int n = snprintf(line, sizeof line, "%s: ", cmdline);
 
-	printf("%s: ", cmdline);
 	va_start(ap, fmt);
-	vprintf(fmt, ap);
+	if (n >= 0 && (size_t)n < sizeof line)
+		vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
 	va_end(ap);
-	putchar('\n');
+	printf("%s\n", line);
 	fflush(stdout);
+	if (tee_fd >= 0)
+		dprintf(tee_fd, "%s\n", line); /* one write per line: a reader sees whole lines */
 }
 
 static void
@@ -126,13 +131,12 @@ static void
 cmd_status(void)
 {
 	FILE *f = fopen("/proc/self/status", "re");
-	char line[256];
+	char line[256], out[1024] = "";
 
 	if (f == NULL) {
 		ok_or_errno(-1);
 		return;
 	}
-	printf("%s: ok", cmdline);
 	while (fgets(line, sizeof line, f) != NULL) {
 		if (strncmp(line, "CapEff:", 7) == 0 || strncmp(line, "NoNewPrivs:", 11) == 0 ||
 		    strncmp(line, "Seccomp:", 8) == 0 || strncmp(line, "CapBnd:", 7) == 0) {
@@ -142,12 +146,11 @@ cmd_status(void)
 			while (*v == ' ' || *v == '\t')
 				v++;
 			v[strcspn(v, "\n")] = '\0';
-			printf(" %s=%s", line, v);
+			snprintf(out + strlen(out), sizeof out - strlen(out), " %s=%s", line, v);
 		}
 	}
 	fclose(f);
-	putchar('\n');
-	fflush(stdout);
+	result("ok%s", out);
 }
 
 static void
@@ -164,7 +167,9 @@ cmd_fds(void)
 	}
 	while ((de = readdir(d)) != NULL) {
 		long fd;
-		if (parse_int(de->d_name, &fd) < 0 || fd == self)
+		/* its own: the listing, and the `tee` file (opened after any leak,
+		 * so it never hides one) */
+		if (parse_int(de->d_name, &fd) < 0 || fd == self || fd == tee_fd)
 			continue;
 		snprintf(out + strlen(out), sizeof out - strlen(out), " %ld", fd);
 	}
@@ -424,8 +429,82 @@ cmd_sleep(const char *secs)
 		return;
 	}
 	result("ok started");
-	sleep((unsigned)s);
+	for (unsigned left = (unsigned)s; left > 0;)
+		left = sleep(left); /* a signal (SIGWINCH) does not cut it short */
 	result("ok woke");
+}
+
+/* `tee PATH`: append every later result line to PATH too (the pane of a
+ * tmux session is not the only place a test can read it from). */
+static void
+cmd_tee(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+
+	if (fd < 0) {
+		ok_or_errno(-1);
+		return;
+	}
+	if (tee_fd >= 0)
+		close(tee_fd);
+	tee_fd = fd;
+	result("ok");
+}
+
+static volatile sig_atomic_t winched;
+
+static void
+on_winch(int sig)
+{
+	(void)sig;
+	winched = 1;
+}
+
+static void
+tty_size(char *buf, size_t len)
+{
+	struct winsize ws;
+
+	if (ioctl(0, TIOCGWINSZ, &ws) == 0)
+		snprintf(buf, len, "%ux%u", (unsigned)ws.ws_col, (unsigned)ws.ws_row);
+	else
+		snprintf(buf, len, "%s", strerrorname_np(errno));
+}
+
+/*
+ * `winch SECS`: catch SIGWINCH, print "ready COLSxROWS" (stdin's size), then
+ * wait up to SECS for the signal and print "ok COLSxROWS" as read after it,
+ * or ETIMEDOUT.
+ */
+static void
+cmd_winch(const char *secs)
+{
+	struct sigaction sa;
+	char size[64];
+	long s;
+
+	if (parse_int(secs, &s) < 0) {
+		result("EINVAL");
+		return;
+	}
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_winch;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGWINCH, &sa, NULL) != 0) {
+		ok_or_errno(-1);
+		return;
+	}
+	winched = 0;
+	tty_size(size, sizeof size);
+	result("ready %s", size);
+	for (long ms = 0; !winched && ms < s * 1000; ms += 10)
+		usleep(10000);
+	if (!winched) {
+		result("ETIMEDOUT");
+		return;
+	}
+	tty_size(size, sizeof size);
+	result("ok %s", size);
 }
 
 struct cmd {
@@ -440,7 +519,7 @@ static const struct cmd cmds[] = {
 	{ "uid", 0 }, { "cwd", 0 }, { "socket", 1 }, { "connect-tcp", 2 },
 	{ "connect-abstract", 1 }, { "connect-unix", 1 }, { "syscall", 1 },
 	{ "tiocsti", 1 }, { "tiocsti-high", 1 }, { "tioclinux", 1 }, { "ctty", 1 },
-	{ "open-tty", 0 }, { "sleep", 2 }, { "exit", 1 },
+	{ "open-tty", 0 }, { "sleep", 2 }, { "exit", 1 }, { "tee", 1 }, { "winch", 1 },
 };
 
 int
@@ -533,6 +612,10 @@ main(int argc, char **argv)
 				close(fd);
 		} else if (strcmp(c->name, "sleep") == 0)
 			cmd_sleep(a[0]); /* a[1] is a marker the test finds the process by */
+		else if (strcmp(c->name, "tee") == 0)
+			cmd_tee(a[0]);
+		else if (strcmp(c->name, "winch") == 0)
+			cmd_winch(a[0]);
 		else if (strcmp(c->name, "exit") == 0) {
 			long code;
 			return parse_int(a[0], &code) == 0 ? (int)code : 2;
