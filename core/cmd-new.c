@@ -82,7 +82,9 @@ cmd_new_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		r.sandbox = 1;
 	if (r.sandbox == 0 && (r.fs_rw >= 0 || r.net >= 0))
 		return cmd_usage_error(&cmd_new_entry, "--fs and --net need a sandbox");
-	if (cmd_config(ctx) != 0)
+	/* The database first: cmd_db prints why it cannot be opened, and
+	 * session_create would only add a second, vaguer line. */
+	if (cmd_config(ctx) != 0 || cmd_db(ctx) != 0)
 		return EXIT_FAIL;
 	if (dry) {
 		struct strv out = STRV_INIT;

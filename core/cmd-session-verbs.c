@@ -156,11 +156,14 @@ resume_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	if (session_status_all(ctx, l, st, &err) != 0) {
 		cmd_error("%s", err);
 		free(err);
-		rc = EXIT_FAIL;
+		free(st);
+		db_session_list_free(l);
+		return EXIT_FAIL;
 	}
-	for (size_t i = 0; rc == EXIT_OK && i < l->n; i++) {
+	for (size_t i = 0; i < l->n; i++) {
 		/* Every session whose window is gone or exited (SPEC §6), killed
-		 * ones included: after a reboot the user wants them all back. */
+		 * ones included: after a reboot the user wants them all back.
+		 * One that cannot come back does not keep the others away. */
 		if (st[i] == SESSION_GONE || st[i] == SESSION_EXITED)
 			if (resume_one(ctx, &l->v[i]) != EXIT_OK)
 				rc = EXIT_FAIL;

@@ -2,6 +2,7 @@
  * loading of the configuration, the plugin registry and the database. */
 #include "cmd.h"
 #include "db.h"
+#include "text.h"
 
 #include <getopt.h>
 #include <stdarg.h>
@@ -40,12 +41,40 @@ const struct cmd_entry *const cmd_table[] = {
 	NULL,
 };
 
+#define MESSAGE_MAX 1024 /* bytes of one message line, before "…" */
+
+/*
+ * Whatever a message quotes (a name the user typed, a path, a harness's
+ * output) is shown on one terminal line without control characters, and a
+ * 100 KB argument pasted by mistake does not flood the screen: a long
+ * message keeps its start and its end (where the reason is).  Caller frees.
+ */
+static char *
+one_line(const char *msg)
+{
+	char *s = text_escape(msg, 0), *out;
+	size_t len = strlen(s), head = MESSAGE_MAX * 3 / 4, tail;
+
+	if (len <= MESSAGE_MAX)
+		return s;
+	tail = len - MESSAGE_MAX / 4;
+	/* Cut between characters, not inside one. */
+	while (head > 0 && ((unsigned char)s[head] & 0xc0) == 0x80)
+		head--;
+	while (tail < len && ((unsigned char)s[tail] & 0xc0) == 0x80)
+		tail++;
+	out = xasprintf("%.*s…%s", (int)head, s, s + tail);
+	free(s);
+	return out;
+}
+
 static void
 vmessage(const char *prefix, const char *fmt, va_list ap)
 {
-	char *msg = xvasprintf(fmt, ap);
+	char *msg = xvasprintf(fmt, ap), *line = one_line(msg);
 
-	fprintf(stderr, "hqt: %s%s\n", prefix, msg);
+	fprintf(stderr, "hqt: %s%s\n", prefix, line);
+	free(line);
 	free(msg);
 }
 
@@ -73,15 +102,17 @@ int
 cmd_usage_error(const struct cmd_entry *e, const char *fmt, ...)
 {
 	va_list ap;
-	char *msg;
+	char *msg, *line;
 
 	va_start(ap, fmt);
 	msg = xvasprintf(fmt, ap);
 	va_end(ap);
+	line = one_line(msg);
 	if (e != NULL)
-		fprintf(stderr, "hqt: %s (usage: hqt %s)\n", msg, e->usage);
+		fprintf(stderr, "hqt: %s (usage: hqt %s)\n", line, e->usage);
 	else
-		fprintf(stderr, "hqt: %s (see 'hqt --help')\n", msg);
+		fprintf(stderr, "hqt: %s (see 'hqt --help')\n", line);
+	free(line);
 	free(msg);
 	return EXIT_USAGE;
 }

@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -224,6 +225,8 @@ session_argv(struct cmd_ctx *ctx, const struct db_session *s, bool resume, struc
 
 /* ---- the launcher's side ---- */
 
+static int gate_wait(const char *rundir);
+
 static int
 read_env_file(const char *path, struct strv *env)
 {
@@ -297,6 +300,11 @@ session_exec(struct cmd_ctx *ctx, long long id, bool resume, const char *rundir,
 		set_err(err, "cannot open the database");
 		goto fail;
 	}
+	/* A new session: `hqt new` says when its row is committed (or never
+	 * will be): one look then.  Without a gate (resume: the row exists),
+	 * or with no word from it, poll. */
+	if (rundir != NULL && !resume && gate_wait(rundir) == 0)
+		waited = ROW_WAIT_MS;
 	/* The row commits right after tmux opened this window: look again
 	 * soon (a lookup costs far less than a millisecond), then less often. */
 	for (int step = 1; db_session_get(ctx->db, id, &s, err) != 0;) {
@@ -346,6 +354,7 @@ fail:
 struct rundir {
 	char *dir;
 	int ready;  /* read end of the FIFO */
+	long pid;   /* the window's process (the launcher), once open_window ran */
 };
 
 static void
@@ -361,6 +370,9 @@ rundir_free(struct rundir *r)
 	unlink(p);
 	free(p);
 	p = xasprintf("%s/ready", r->dir);
+	unlink(p);
+	free(p);
+	p = xasprintf("%s/gate", r->dir);
 	unlink(p);
 	free(p);
 	rmdir(r->dir);
@@ -386,7 +398,7 @@ rundir_sweep(const char *base)
 		char *dir = xasprintf("%s/%s", base, de->d_name);
 		if (lstat(dir, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == getuid() &&
 		    t - st.st_mtime > STALE_RUNDIR_SECONDS) {
-			struct rundir r = { dir, -1 };
+			struct rundir r = { dir, -1, 0 };
 			rundir_free(&r);    /* frees dir */
 		} else
 			free(dir);
@@ -446,13 +458,125 @@ fail:
 	return -1;
 }
 
-/* Wait for the launcher: 0 when it exec'd, -1 with *err = its message. */
+/*
+ * The gate: a second FIFO in the launch directory, through which `hqt new`
+ * tells its launcher that the row is committed, so that the launcher waits
+ * on it instead of polling the database.  hqt new opens it read-write (so
+ * that opening never blocks) before the window exists, writes one byte
+ * after its commit, and keeps it open until the launcher is done (a FIFO
+ * nobody holds open loses what was written to it).  On a rollback it closes
+ * it at once.  The launcher wakes on the byte, or on EOF when hqt new rolled
+ * back or died; then one look at the database decides (a commit cannot be
+ * in flight once the process is gone).  -1 when the gate cannot be made:
+ * the launcher then polls for the row as before.
+ */
 static int
-rundir_wait(struct rundir *r, char **err)
+gate_make(const struct rundir *r)
+{
+	char *path = xasprintf("%s/gate", r->dir);
+	int fd = -1;
+
+	if (mkfifo(path, 0600) == 0 && (fd = open(path, O_RDWR | O_CLOEXEC)) < 0)
+		unlink(path);
+	free(path);
+	return fd;
+}
+
+/* After the commit: let the launcher go (the byte waits for it). */
+static void
+gate_open(int fd)
+{
+	if (fd >= 0)
+		(void)!write(fd, "c", 1);
+}
+
+static void
+gate_close(int *fd)
+{
+	if (*fd >= 0)
+		close(*fd);
+	*fd = -1;
+}
+
+/*
+ * The launcher's side: 1 when hqt new committed, 0 when it ended without
+ * saying so (rolled back, or died), -1 when there is no gate or no word in
+ * ROW_WAIT_MS.  A read comes first: with no writer left it is EOF at once,
+ * where poll would not report a writer that came and went before our open.
+ */
+static int
+gate_wait(const char *rundir)
+{
+	char *path = xasprintf("%s/gate", rundir), c;
+	struct pollfd pfd;
+	int fd, rc = -1;
+
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	free(path);
+	if (fd < 0)
+		return -1;
+	pfd.fd = fd;
+	pfd.events = POLLIN;
+	for (;;) {
+		ssize_t got = read(fd, &c, 1);
+		int n;
+
+		if (got >= 0) {
+			rc = got == 1 && c == 'c' ? 1 : 0;
+			break;
+		}
+		if (errno != EAGAIN && errno != EINTR)
+			break;
+		n = poll(&pfd, 1, ROW_WAIT_MS);
+		if (n == 0 || (n < 0 && errno != EINTR))
+			break;
+	}
+	close(fd);
+	return rc;
+}
+
+static int window_alive(struct cmd_ctx *ctx, const char *name, char **err);
+
+/* Has process pid ended (gone, or a zombie nobody reaped yet)? */
+static bool
+pid_gone(long pid)
+{
+	char path[64], buf[256], *p;
+	ssize_t n;
+	int fd;
+
+	if (pid <= 0)
+		return false;
+	if (kill((pid_t)pid, 0) != 0)
+		return errno == ESRCH;
+	snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return errno == ENOENT;
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	/* "pid (comm) S ...": the state follows the last ')'. */
+	p = strrchr(buf, ')');
+	return p != NULL && (p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X'));
+}
+
+/*
+ * Wait for the launcher of window `name`: 0 when it exec'd, -1 with *err =
+ * its message.  EOF alone does not prove the exec: a launcher killed before
+ * it (the tmux server killed, the window closed) closes the FIFO too, and
+ * one killed before it opened the FIFO never writes at all.  So when the
+ * launcher's process is gone, tmux is asked whether the window still
+ * exists; that costs a tmux call only on this unhappy path.
+ */
+static int
+rundir_wait(struct cmd_ctx *ctx, const char *name, struct rundir *r, char **err)
 {
 	char buf[4096];
 	size_t len = 0;
 	int waited = 0;
+	bool eof = false;
 
 	for (;;) {
 		struct pollfd pfd = { r->ready, POLLIN, 0 };
@@ -466,11 +590,17 @@ rundir_wait(struct rundir *r, char **err)
 				if (len < sizeof buf - 1)
 					continue;
 			}
+			if (got == 0)
+				eof = true;
 			if (got == 0 || len >= sizeof buf - 1)
 				break;
 			if (got < 0 && errno != EAGAIN && errno != EINTR)
 				break;
 		}
+		/* No word yet: a launcher that died before opening the FIFO
+		 * would keep us here until the timeout. */
+		if (n == 0 && pid_gone(r->pid))
+			break;
 		waited += 100;
 		if (waited >= READY_TIMEOUT_MS) {
 			set_err(err, "the session's launcher did not start within %d s",
@@ -479,10 +609,27 @@ rundir_wait(struct rundir *r, char **err)
 		}
 	}
 	buf[len] = '\0';
-	if (len == 0)
+	if (len > 0) {
+		set_err(err, "%s", trim(buf));
+		return -1;
+	}
+	if (!pid_gone(r->pid))
 		return 0;
-	set_err(err, "%s", trim(buf));
-	return -1;
+	/* The process is gone: a harness that exec'd and ended at once left
+	 * its dead pane (remain-on-exit); no window means tmux lost it. */
+	switch (window_alive(ctx, name, NULL)) {
+	case -1:
+		set_err(err, "window %s went away before the harness started "
+			     "(was the tmux server killed?)", name);
+		return -1;
+	case 0:
+		if (eof)
+			return 0;
+		set_err(err, "the session's launcher ended before starting the harness");
+		return -1;
+	default:
+		return 0;
+	}
 }
 
 /* The argv of the window: this hqt, told exactly which config, database,
@@ -515,9 +662,13 @@ launcher_argv(struct cmd_ctx *ctx, long long id, bool resume, const char *dir, s
 /*
  * Open (or respawn) session s's window with the launcher.  Called inside the
  * caller's transaction for a new session.  Leaves r ready to wait on.
+ * replace: kill a leftover window of the same name first, in the same tmux
+ * call (tmux_new_window_replace).
  */
+enum open_how { OPEN_NEW, OPEN_REPLACE, OPEN_RESPAWN };
+
 static int
-open_window(struct cmd_ctx *ctx, long long id, const char *cwd, bool resume, bool respawn,
+open_window(struct cmd_ctx *ctx, long long id, const char *cwd, bool resume, enum open_how how,
 	    struct rundir *r, char **err)
 {
 	struct strv argv = STRV_INIT;
@@ -527,11 +678,15 @@ open_window(struct cmd_ctx *ctx, long long id, const char *cwd, bool resume, boo
 
 	session_window_name(id, name, sizeof name);
 	launcher_argv(ctx, id, resume, r->dir, &argv);
-	if (respawn)
+	if (how == OPEN_RESPAWN)
 		rc = tmux_respawn_window(&ctx->tmux, name, cwd, strv_v(&argv), NULL, &w, err);
+	else if (how == OPEN_REPLACE)
+		rc = tmux_new_window_replace(&ctx->tmux, name, cwd, strv_v(&argv), NULL, &w, err);
 	else
 		rc = tmux_new_window(&ctx->tmux, name, cwd, strv_v(&argv), NULL, &w, err);
 	strv_clear(&argv);
+	if (rc == 0)
+		r->pid = w.pid;
 	return rc;
 }
 
@@ -684,15 +839,17 @@ session_create(struct cmd_ctx *ctx, const struct session_request *r, long long *
 	struct db_project *proj;
 	const struct harness *h;
 	struct db_session_new row;
-	struct rundir rd = { NULL, -1 };
+	struct rundir rd = { NULL, -1, 0 };
 	char *json, *hsid, name[32];
 	long long nid = 0;
+	int gate = -1;
 
 	*id = 0;
 	if (check_request(ctx, r, &proj, &h, &json, &hsid, err) != 0)
 		return -1;
 	if (cmd_tmux(ctx) != 0 || rundir_make(&rd, err) != 0)
 		goto fail;
+	gate = gate_make(&rd);
 
 	memset(&row, 0, sizeof row);
 	row.project_id = proj->id;
@@ -708,24 +865,29 @@ session_create(struct cmd_ctx *ctx, const struct session_request *r, long long *
 	    db_session_set_state(ctx->db, nid, DB_STATE_RUNNING, err) != 0 ||
 	    db_session_set_spawned_at(ctx->db, nid, now(), err) != 0)
 		goto rollback;
-	/* A number is reused after a rolled-back attempt: clear its leftovers. */
+	/*
+	 * A number is reused after a rolled-back attempt, whose window may
+	 * still be there (its launcher waiting for a row that will never be
+	 * its own): OPEN_REPLACE kills it in the same tmux call that opens
+	 * ours.  The tmux session is made only when the window cannot be
+	 * opened without it: one tmux process less on every other start.
+	 */
 	session_window_name(nid, name, sizeof name);
-	tmux_kill_window(&ctx->tmux, name, NULL);
-	/* The tmux session is made only when the window cannot be opened
-	 * without it: one tmux process less on every other start. */
-	if (open_window(ctx, nid, proj->path, false, false, &rd, NULL) != 0 &&
+	if (open_window(ctx, nid, proj->path, false, OPEN_REPLACE, &rd, NULL) != 0 &&
 	    (tmux_ensure_session(&ctx->tmux, err) != 0 ||
-	     open_window(ctx, nid, proj->path, false, false, &rd, err) != 0))
+	     open_window(ctx, nid, proj->path, false, OPEN_REPLACE, &rd, err) != 0))
 		goto rollback;
 	if (db_commit(ctx->db, err) != 0) {
 		tmux_kill_window(&ctx->tmux, name, NULL);
 		goto rollback;
 	}
 	*id = nid;
-	if (rundir_wait(&rd, err) != 0) {
+	gate_open(gate);
+	if (rundir_wait(ctx, name, &rd, err) != 0) {
 		mark_exited(ctx, nid, *err);
 		goto fail;
 	}
+	gate_close(&gate);
 	rundir_free(&rd);
 	db_project_free(proj);
 	free(json);
@@ -734,6 +896,7 @@ session_create(struct cmd_ctx *ctx, const struct session_request *r, long long *
 rollback:
 	db_rollback(ctx->db, NULL);
 fail:
+	gate_close(&gate);
 	rundir_free(&rd);
 	db_project_free(proj);
 	free(json);
@@ -775,7 +938,7 @@ window_alive(struct cmd_ctx *ctx, const char *name, char **err)
 static int
 rung(struct cmd_ctx *ctx, const struct db_session *s, bool resume, char **err)
 {
-	struct rundir rd = { NULL, -1 };
+	struct rundir rd = { NULL, -1, 0 };
 	char name[32];
 	int alive, rc;
 
@@ -783,9 +946,10 @@ rung(struct cmd_ctx *ctx, const struct db_session *s, bool resume, char **err)
 	alive = window_alive(ctx, name, err);
 	if (rundir_make(&rd, err) != 0)
 		return -1;
-	rc = open_window(ctx, s->id, s->project_path, resume, alive >= 0, &rd, err);
+	rc = open_window(ctx, s->id, s->project_path, resume, alive >= 0 ? OPEN_RESPAWN : OPEN_NEW,
+			 &rd, err);
 	if (rc == 0)
-		rc = rundir_wait(&rd, err);
+		rc = rundir_wait(ctx, name, &rd, err);
 	rundir_free(&rd);
 	if (rc != 0)
 		return -1;
@@ -845,6 +1009,8 @@ session_resume(struct cmd_ctx *ctx, const struct db_session *s, const char **how
 	strv_clear(&argv);
 	if (!fresh) {
 		db_session_set_state(ctx->db, s->id, DB_STATE_RUNNING, &ign);
+		/* Why it last ended no longer applies to a session that runs. */
+		db_session_set_exit_message(ctx->db, s->id, NULL, &ign);
 		if (rung(ctx, s, true, &err1) == 0) {
 			*how = "resumed";
 			free(ign);
@@ -938,49 +1104,69 @@ id_taken(const struct db_session_list *l, const struct db_session *s, const char
 	return false;
 }
 
+/* How likely a session's window is to exist: its rank in the status read. */
+static int
+window_rank(const struct db_session *s)
+{
+	switch (s->state) {
+	case DB_STATE_KILLED: return 2;  /* its window was killed with it */
+	case DB_STATE_EXITED: return 1;  /* kept (remain-on-exit) unless closed */
+	default: return 0;
+	}
+}
+
 int
 session_status_all(struct cmd_ctx *ctx, struct db_session_list *l, enum session_status *st,
 		   char **err)
 {
 	struct tmux_panes panes = { NULL, 0 };
 	const struct tmux_pane **pane;
-	char **ids, **texts, **dead_ids, **dead_texts;
-	size_t nids = 0, ndead = 0, *dead_at;
+	char **names, **wtexts, **texts, **dead_ids, **dead_texts;
+	size_t nnames = 0, ndead = 0, *order, *dead_at;
 	long long t = now();
 	int rc = -1;
 
 	if (l->n == 0)
 		return 0;
-	if (cmd_tmux(ctx) != 0 || tmux_list_panes(&ctx->tmux, &panes, err) != 0)
+	if (cmd_tmux(ctx) != 0)
 		return -1;
 	pane = xcalloc(l->n, sizeof *pane);
-	ids = xcalloc(l->n + 1, sizeof *ids);
+	names = xcalloc(l->n + 1, sizeof *names);
+	order = xcalloc(l->n + 1, sizeof *order);
+	wtexts = xcalloc(l->n + 1, sizeof *wtexts);
 	texts = xcalloc(l->n + 1, sizeof *texts);
 	dead_ids = xcalloc(l->n + 1, sizeof *dead_ids);
 	dead_texts = xcalloc(l->n + 1, sizeof *dead_texts);
 	dead_at = xcalloc(l->n + 1, sizeof *dead_at);
-	for (size_t i = 0; i < l->n; i++) {
-		char name[32];
-		session_window_name(l->v[i].id, name, sizeof name);
-		pane[i] = tmux_panes_find(&panes, name);
-		if (pane[i] != NULL)
-			ids[nids++] = pane[i]->pane_id;
-	}
-	/* One batched capture for every window we have, dead ones included:
-	 * their text says why they ended. */
-	if (nids > 0 && tmux_capture_many(&ctx->tmux, ids, nids, 0, texts, err) != 0)
+	/*
+	 * One tmux call for the list and every screen (tmux_status).  A
+	 * window that is gone stops its chain, so the windows likely to exist
+	 * go first and a killed session's (normally gone) last: then a gone
+	 * one costs no second call.  Dead windows are captured too: their
+	 * text says why they ended.
+	 */
+	for (int rank = 0; rank <= 2; rank++)
+		for (size_t i = 0; i < l->n; i++)
+			if (window_rank(&l->v[i]) == rank) {
+				names[nnames] = xmalloc(32);
+				session_window_name(l->v[i].id, names[nnames], 32);
+				order[nnames++] = i;
+			}
+	if (tmux_status(&ctx->tmux, names, nnames, &panes, wtexts, err) != 0)
 		goto out;
+	for (size_t j = 0; j < nnames; j++) {
+		pane[order[j]] = tmux_panes_find(&panes, names[j]);
+		texts[order[j]] = wtexts[j];
+		wtexts[j] = NULL;
+	}
 	/* Panes that died since the last look: their first line (the error of a
 	 * harness that ended at once) scrolled into the history when tmux printed
 	 * "Pane is dead".  One more batched call, only when there are such panes. */
-	for (size_t i = 0, k = 0; i < l->n; i++) {
-		if (pane[i] == NULL)
-			continue;
-		if (pane[i]->dead && l->v[i].state == DB_STATE_RUNNING) {
-			dead_ids[ndead] = ids[k];
-			dead_at[ndead++] = k;
+	for (size_t i = 0; i < l->n; i++) {
+		if (pane[i] != NULL && pane[i]->dead && l->v[i].state == DB_STATE_RUNNING) {
+			dead_ids[ndead] = pane[i]->pane_id;
+			dead_at[ndead++] = i;
 		}
-		k++;
 	}
 	if (ndead > 0 &&
 	    tmux_capture_many(&ctx->tmux, dead_ids, ndead, 100, dead_texts, err) == 0) {
@@ -992,11 +1178,11 @@ session_status_all(struct cmd_ctx *ctx, struct db_session_list *l, enum session_
 			dead_texts[d] = NULL;
 		}
 	}
-	for (size_t i = 0, k = 0; i < l->n; i++) {
+	for (size_t i = 0; i < l->n; i++) {
 		struct db_session *s = &l->v[i];
 		const struct harness *h = ctx->reg_loaded || cmd_registry(ctx) == 0
 						  ? registry_harness(&ctx->reg, s->harness) : NULL;
-		const char *text = pane[i] != NULL ? texts[k++] : NULL;
+		const char *text = pane[i] != NULL ? texts[i] : NULL;
 		char *ign = NULL;
 
 		if (pane[i] == NULL) {
@@ -1044,15 +1230,20 @@ session_status_all(struct cmd_ctx *ctx, struct db_session_list *l, enum session_
 	}
 	rc = 0;
 out:
-	for (size_t i = 0; i < nids; i++)
+	for (size_t i = 0; i < l->n; i++) {
 		free(texts[i]);
+		free(wtexts[i]);
+		free(names[i]);
+	}
 	for (size_t i = 0; i < ndead; i++)
 		free(dead_texts[i]);
 	free(texts);
+	free(wtexts);
+	free(names);
+	free(order);
 	free(dead_texts);
 	free(dead_ids);
 	free(dead_at);
-	free(ids);
 	free(pane);
 	tmux_panes_free(&panes);
 	return rc;

@@ -651,9 +651,30 @@ check_size(const struct strv *a, char **err)
 	return 0;
 }
 
-int
-tmux_new_window(const struct tmux *t, const char *name, const char *cwd,
-		char *const argv[], char *const env[], struct tmux_window *out, char **err)
+/*
+ * Before new-window, in the same invocation: kill every window already
+ * named `name` in t->session, or do nothing when there is none (a plain
+ * kill-window would fail then, and a failure skips the rest of the chain).
+ * if-shell -F runs no shell: its condition is a format, true when any window
+ * of the session has that name, and its command is parsed by tmux, so both
+ * are built only from names in the [A-Za-z0-9_-] alphabet.  The kill runs
+ * before the next command of the chain.
+ */
+static void
+push_replace_guard(struct strv *a, const struct tmux *t, const char *name)
+{
+	strv_push(a, "if-shell");
+	strv_push(a, "-F");
+	strv_push(a, "-t");
+	strv_pushf(a, "=%s:", t->session);
+	strv_pushf(a, "#{W:#{?#{==:#{window_name},%s},1,}}", name);
+	strv_pushf(a, "kill-window -t =%s:=%s", t->session, name);
+	tmux_argv_sep(a);
+}
+
+static int
+new_window(const struct tmux *t, const char *name, const char *cwd, char *const argv[],
+	   char *const env[], bool replace, struct tmux_window *out, char **err)
 {
 	struct strv a = STRV_INIT, envp = STRV_INIT;
 	struct spawn_result r;
@@ -666,8 +687,15 @@ tmux_new_window(const struct tmux *t, const char *name, const char *cwd,
 			name != NULL ? name : "");
 		return -1;
 	}
+	if (replace && !valid_window_name(t->session)) {
+		/* Not a name the guard may spell: a process of its own. */
+		tmux_kill_window(t, name, NULL);
+		replace = false;
+	}
 	end = xasprintf("=%s:{end}", t->session);
 	tmux_argv_init(t, &a);
+	if (replace)
+		push_replace_guard(&a, t, name);
 	/* -a after {end}: the new window becomes {end}, which the chained
 	 * commands below can name before anything else happens in the server. */
 	strv_push(&a, "new-window");
@@ -703,6 +731,16 @@ tmux_new_window(const struct tmux *t, const char *name, const char *cwd,
 				goto out;
 			continue;
 		}
+		/* The guard's kill failed (two windows of that name: tmux calls
+		 * the name ambiguous) but new-window and every command after it
+		 * ran, as the two lines say: the window is whole. */
+		if (st == -1 && replace && (nl = strchr(r.out, '\n')) != NULL &&
+		    parse_window_line(r.out, &w) == 0 && parse_window_line(nl + 1, &check) == 0 &&
+		    strcmp(w.window_id, check.window_id) == 0) {
+			free(e);
+			e = NULL;
+			break;
+		}
 		if (st != 0) {
 			/* A window without its options must not stay behind. */
 			if (st == -1 && parse_window_line(r.out, &w) == 0)
@@ -734,6 +772,21 @@ out:
 	strv_clear(&a);
 	strv_clear(&envp);
 	return rc;
+}
+
+int
+tmux_new_window(const struct tmux *t, const char *name, const char *cwd,
+		char *const argv[], char *const env[], struct tmux_window *out, char **err)
+{
+	return new_window(t, name, cwd, argv, env, false, out, err);
+}
+
+int
+tmux_new_window_replace(const struct tmux *t, const char *name, const char *cwd,
+			char *const argv[], char *const env[], struct tmux_window *out,
+			char **err)
+{
+	return new_window(t, name, cwd, argv, env, true, out, err);
 }
 
 int
@@ -859,8 +912,8 @@ make_nonce(char out[17])
 
 
 /*
- * Twelve tab-terminated fields; then the session and window names back to
- * back, cut by their byte lengths (#{n:}, given among the twelve); then the
+ * Fourteen tab-terminated fields; then the session and window names back to
+ * back, cut by their byte lengths (#{n:}, given among the fourteen); then the
  * command up to "\t<nonce>\n".  The command is not length-prefixed: it is
  * read from /proc at each expansion and may change between two of them (a
  * respawn exec'ing), and it may hold tabs and newlines.
@@ -868,11 +921,12 @@ make_nonce(char out[17])
 #define PANES_FORMAT                                                              \
 	"#{pane_id}\t#{window_id}\t#{pane_dead}\t#{pane_dead_status}\t"            \
 	"#{pane_dead_signal}\t#{pane_pid}\t#{window_activity}\t#{pane_width}\t"    \
-	"#{pane_height}\t#{pid}\t#{n:session_name}\t#{n:window_name}\t"             \
+	"#{pane_height}\t#{pane_active}\t#{history_size}\t#{pid}\t"                 \
+	"#{n:session_name}\t#{n:window_name}\t"                                     \
 	"#{session_name}#{window_name}#{pane_current_command}\t%s"
-#define PANES_NFIELDS 12
+#define PANES_NFIELDS 14
 enum { F_PANE, F_WINDOW, F_DEAD, F_STATUS, F_SIGNAL, F_PID, F_ACTIVITY, F_WIDTH,
-       F_HEIGHT, F_SERVER, F_NSESSION, F_NWINDOW };
+       F_HEIGHT, F_ACTIVE, F_HSIZE, F_SERVER, F_NSESSION, F_NWINDOW };
 
 static void
 pane_clear(struct tmux_pane *p)
@@ -956,7 +1010,8 @@ parse_pane(const char *buf, size_t len, size_t *off, const char *end_mark,
 		return -1;
 	tl[2] = (size_t)(cmd_end - (buf + pos + tl[0] + tl[1]));
 	if (v[F_PID] <= 0 || v[F_PID] > LONG_MAX || v[F_SERVER] > LONG_MAX ||
-	    v[F_WIDTH] < 0 || v[F_HEIGHT] < 0 || v[F_WIDTH] > UINT_MAX || v[F_HEIGHT] > UINT_MAX)
+	    v[F_WIDTH] < 0 || v[F_HEIGHT] < 0 || v[F_WIDTH] > UINT_MAX || v[F_HEIGHT] > UINT_MAX ||
+	    v[F_HSIZE] < 0 || v[F_HSIZE] > UINT_MAX)
 		return -1;
 	p->pane_id = xstrndup(f[F_PANE], fl[F_PANE]);
 	p->window_id = xstrndup(f[F_WINDOW], fl[F_WINDOW]);
@@ -971,6 +1026,8 @@ parse_pane(const char *buf, size_t len, size_t *off, const char *end_mark,
 	p->activity = v[F_ACTIVITY];
 	p->width = (unsigned)v[F_WIDTH];
 	p->height = (unsigned)v[F_HEIGHT];
+	p->active = v[F_ACTIVE] == 1;
+	p->history_size = (unsigned)v[F_HSIZE];
 	*server = (long)v[F_SERVER];
 	p->session = xstrndup(buf + pos, tl[0]);
 	pos += tl[0];
@@ -983,6 +1040,54 @@ parse_pane(const char *buf, size_t len, size_t *off, const char *end_mark,
 }
 
 /*
+ * The records at buf[*off], up to the end or up to a line `stop` (may be
+ * NULL): those of t->session into *ps.  *unreaped: a pane of ours is dead
+ * with neither status nor signal known.  0, or -1 on malformed input.
+ */
+static int
+parse_panes(const struct tmux *t, const char *buf, size_t len, size_t *off, const char *end_mark,
+	    const char *stop, struct tmux_panes *ps, long *server, bool *unreaped)
+{
+	size_t cap = 0, slen = stop != NULL ? strlen(stop) : 0;
+
+	ps->v = NULL;
+	ps->n = 0;
+	*server = -1;
+	*unreaped = false;
+	while (*off < len) {
+		struct tmux_pane p;
+
+		if (slen > 0 && len - *off >= slen && memcmp(buf + *off, stop, slen) == 0)
+			break;
+		if (parse_pane(buf, len, off, end_mark, &p, server) != 0) {
+			tmux_panes_free(ps);
+			return -1;
+		}
+		if (strcmp(p.session, t->session) != 0) {
+			pane_clear(&p);
+			continue;
+		}
+		if (p.dead && p.dead_status < 0 && p.dead_signal < 0)
+			*unreaped = true;
+		if (ps->n == cap) {
+			cap = cap ? cap * 2 : 16;
+			ps->v = xreallocarray(ps->v, cap, sizeof *ps->v);
+		}
+		ps->v[ps->n++] = p;
+	}
+	return 0;
+}
+
+static void
+push_list_panes(struct strv *a, const char *nonce)
+{
+	strv_push(a, "list-panes");
+	strv_push(a, "-a");
+	strv_push(a, "-F");
+	strv_pushf(a, PANES_FORMAT, nonce);
+}
+
+/*
  * One list-panes call.  *unreaped: a pane of ours is dead with neither
  * status nor signal known.  1 when there is no server.
  */
@@ -992,8 +1097,7 @@ list_once(const struct tmux *t, struct tmux_panes *out, long *server, bool *unre
 {
 	struct strv a = STRV_INIT;
 	struct spawn_result r;
-	struct tmux_panes ps = { NULL, 0 };
-	size_t off = 0, cap = 0;
+	size_t off = 0;
 	char *e = NULL, nonce[17], end_mark[24];
 	int rc;
 
@@ -1002,10 +1106,7 @@ list_once(const struct tmux *t, struct tmux_panes *out, long *server, bool *unre
 	make_nonce(nonce);
 	snprintf(end_mark, sizeof end_mark, "\t%s\n", nonce);
 	tmux_argv_init(t, &a);
-	strv_push(&a, "list-panes");
-	strv_push(&a, "-a");
-	strv_push(&a, "-F");
-	strv_pushf(&a, PANES_FORMAT, nonce);
+	push_list_panes(&a, nonce);
 	rc = run_full(t, &a, &r, &e);
 	strv_clear(&a);
 	if (rc == -1 && no_server(&r)) {
@@ -1021,36 +1122,41 @@ list_once(const struct tmux *t, struct tmux_panes *out, long *server, bool *unre
 		spawn_result_free(&r);
 		return -1;
 	}
-	while (off < r.out_len) {
-		struct tmux_pane p;
-
-		if (parse_pane(r.out, r.out_len, &off, end_mark, &p, server) != 0) {
-			set_err(err, "tmux: cannot parse list-panes output near byte %zu", off);
-			tmux_panes_free(&ps);
-			spawn_result_free(&r);
-			return -1;
-		}
-		if (strcmp(p.session, t->session) != 0) {
-			pane_clear(&p);
-			continue;
-		}
-		if (p.dead && p.dead_status < 0 && p.dead_signal < 0)
-			*unreaped = true;
-		if (ps.n == cap) {
-			cap = cap ? cap * 2 : 16;
-			ps.v = xreallocarray(ps.v, cap, sizeof *ps.v);
-		}
-		ps.v[ps.n++] = p;
+	if (parse_panes(t, r.out, r.out_len, &off, end_mark, NULL, out, server, unreaped) != 0) {
+		set_err(err, "tmux: cannot parse list-panes output near byte %zu", off);
+		spawn_result_free(&r);
+		return -1;
 	}
 	spawn_result_free(&r);
-	*out = ps;
 	return 0;
+}
+
+/*
+ * tmux 3.3a sometimes misses the SIGCHLD of a pane's process: the pane
+ * reads dead (its pty closed) but the process stays a zombie and its status
+ * unknown until the server happens to reap another child (seen in about 1
+ * exit in 5 here).  Any SIGCHLD makes the server reap every zombie it has,
+ * so nudge it and ask once more; *out is replaced when that works.
+ */
+static void
+nudge_and_relist(const struct tmux *t, struct tmux_panes *out, long server)
+{
+	struct timespec settle = { 0, 30 * 1000 * 1000 };
+	struct tmux_panes again;
+	bool unreaped;
+
+	if (server <= 1 || kill((pid_t)server, SIGCHLD) != 0)
+		return;
+	nanosleep(&settle, NULL);
+	if (list_once(t, &again, &server, &unreaped, NULL) == 0) {
+		tmux_panes_free(out);
+		*out = again;
+	}
 }
 
 int
 tmux_list_panes(const struct tmux *t, struct tmux_panes *out, char **err)
 {
-	struct timespec settle = { 0, 30 * 1000 * 1000 };
 	long server;
 	bool unreaped;
 	int rc;
@@ -1058,26 +1164,198 @@ tmux_list_panes(const struct tmux *t, struct tmux_panes *out, char **err)
 	rc = list_once(t, out, &server, &unreaped, err);
 	if (rc != 0)
 		return rc < 0 ? -1 : 0;
-	/*
-	 * tmux 3.3a sometimes misses the SIGCHLD of a pane's process: the
-	 * pane reads dead (its pty closed) but the process stays a zombie and
-	 * its status unknown until the server happens to reap another child
-	 * (seen in about 1 exit in 5 here).  Any SIGCHLD makes the server reap
-	 * every zombie it has, so nudge it and ask once more.
-	 */
-	if (unreaped && server > 1 && kill((pid_t)server, SIGCHLD) == 0) {
-		struct tmux_panes again;
-
-		nanosleep(&settle, NULL);
-		if (list_once(t, &again, &server, &unreaped, NULL) == 0) {
-			tmux_panes_free(out);
-			*out = again;
-		}
-	}
+	if (unreaped)
+		nudge_and_relist(t, out, server);
 	return 0;
 }
 
 /* ---- capture ---- */
+
+/* The end of the line starting at pos (index of its '\n'), or len. */
+static size_t
+line_end(const char *s, size_t len, size_t pos)
+{
+	const char *nl = memchr(s + pos, '\n', len - pos);
+
+	return nl != NULL ? (size_t)(nl - s) : len;
+}
+
+/*
+ * The capture chain: ONE invocation of
+ *
+ *   list-panes -a -F PANES ; list-sessions -F MARK ; capture-pane -p -t T1 ; ...
+ *
+ * tmux runs one client's chained commands back to back: no pane output is
+ * read, no pane resized and no child reaped between them.  So the height
+ * and history size the list gives for a pane are exactly what its capture
+ * prints: height + min(history, history_size) lines, each ending in '\n'.
+ * The texts are cut by counting lines, without a `display` header per pane
+ * (which doubled the commands tmux ran) and without searching for a
+ * separator a pane could print.  MARK ("hqt:NONCE:end", one line per
+ * session) ends the list.  A target that does not exist makes tmux skip the
+ * rest of the chain: the output then ends at a text boundary.
+ *
+ * Targets are pane ids ("%7", BY_PANE) or window names of t->session
+ * (BY_NAME: the window's active pane, as capture-pane -t =S:=NAME takes it).
+ */
+enum target_kind { BY_PANE, BY_NAME };
+
+struct chain {
+	struct tmux_panes panes; /* the list, t->session's panes only */
+	long server;             /* the server's pid */
+	bool unreaped;           /* as list_once */
+	size_t done;             /* targets captured before the chain stopped */
+};
+
+static const struct tmux_pane *
+target_pane(const struct tmux_panes *ps, const char *target, enum target_kind kind)
+{
+	for (size_t i = 0; i < ps->n; i++) {
+		const struct tmux_pane *p = &ps->v[i];
+
+		if (kind == BY_PANE ? strcmp(p->pane_id, target) == 0
+				    : p->active && strcmp(p->window_name, target) == 0)
+			return p;
+	}
+	return NULL;
+}
+
+static void
+push_chain_capture(struct strv *a, const struct tmux *t, const char *target,
+		   enum target_kind kind, unsigned history)
+{
+	tmux_argv_sep(a);
+	strv_push(a, "capture-pane");
+	strv_push(a, "-p");
+	strv_push(a, "-t");
+	if (kind == BY_PANE)
+		strv_push(a, target);
+	else
+		strv_pushf(a, "=%s:=%s", t->session, target);
+	if (history > 0) {
+		strv_push(a, "-S");
+		strv_pushf(a, "-%u", history);
+	}
+}
+
+/* How many of targets[from..n) fit one command line with the list (at least one). */
+static size_t
+chain_fit(const struct tmux *t, char *const targets[], size_t from, size_t n)
+{
+	struct strv a = STRV_INIT;
+	size_t used, to;
+
+	tmux_argv_init(t, &a);
+	used = argv_bytes(&a) + sizeof PANES_FORMAT + 16 + 64;
+	strv_clear(&a);
+	for (to = from; to < n; to++) {
+		/* "capture-pane -p -t =S:=NAME -S -100000 ;" */
+		size_t need = strlen(targets[to]) + strlen(t->session) + 48;
+
+		if (to > from && used + need > TMUX_ARGV_MAX)
+			break;
+		used += need;
+	}
+	return to;
+}
+
+/*
+ * Run the chain for targets[0..n).  0: c->panes is the list, texts[0..c->done)
+ * are set (c->done < n: tmux stopped at targets[c->done], which did not
+ * exist).  1: no server (c empty, nothing captured).  -1: error with *err.
+ * -2: the output does not split as the list says it must (never seen; the
+ * caller falls back to per-pane headers).
+ */
+static int
+chain_run(const struct tmux *t, char *const targets[], size_t n, enum target_kind kind,
+	  unsigned history, struct chain *c, char **texts, char **err)
+{
+	struct strv a = STRV_INIT;
+	struct spawn_result r;
+	char nonce[17], end_mark[24], *stop, *e = NULL;
+	size_t off = 0, slen, k = 0;
+	bool marked = false;
+	int st, rc = -1;
+
+	memset(c, 0, sizeof *c);
+	c->server = -1;
+	make_nonce(nonce);
+	snprintf(end_mark, sizeof end_mark, "\t%s\n", nonce);
+	stop = xasprintf("hqt:%s:end\n", nonce);
+	slen = strlen(stop);
+	tmux_argv_init(t, &a);
+	push_list_panes(&a, nonce);
+	tmux_argv_sep(&a);
+	strv_push(&a, "list-sessions");
+	strv_push(&a, "-F");
+	strv_pushf(&a, "hqt:%s:end", nonce);
+	for (size_t i = 0; i < n; i++)
+		push_chain_capture(&a, t, targets[i], kind, history);
+	st = run_full(t, &a, &r, &e);
+	strv_clear(&a);
+	if (st == -2 || (st == -1 && r.timed_out)) {
+		set_err(err, "%s", e);
+		goto out;
+	}
+	if (st == -1 && no_server(&r)) {
+		rc = 1;
+		goto out;
+	}
+	/* Only a capture-pane names a target: "can't find pane/window/session". */
+	if (st == -1 && !err_has(&r, "can't find")) {
+		set_err(err, "%s", e);
+		goto out;
+	}
+	if (parse_panes(t, r.out, r.out_len, &off, end_mark, stop, &c->panes, &c->server,
+			&c->unreaped) != 0) {
+		set_err(err, "tmux: cannot parse list-panes output near byte %zu", off);
+		goto out;
+	}
+	while (r.out_len - off >= slen && memcmp(r.out + off, stop, slen) == 0) {
+		off += slen;
+		marked = true;
+	}
+	rc = -2;
+	if (!marked && off < r.out_len)
+		goto out;
+	for (k = 0; k < n && off < r.out_len; k++) {
+		const struct tmux_pane *p = target_pane(&c->panes, targets[k], kind);
+		size_t want, got = 0, start = off;
+
+		if (p == NULL)
+			goto out;
+		want = (size_t)p->height + (p->history_size < history ? p->history_size : history);
+		while (got < want && off < r.out_len) {
+			off = line_end(r.out, r.out_len, off);
+			if (off == r.out_len)
+				goto out; /* a last line without its '\n' */
+			off++;
+			got++;
+		}
+		if (got < want)
+			goto out;
+		texts[k] = xstrndup(r.out + start, off - start);
+	}
+	/* Everything read, and tmux stopped exactly when a target was missing. */
+	if (off != r.out_len || (k < n) != (st != 0))
+		goto out;
+	c->done = k;
+	rc = 0;
+out:
+	if (rc != 0) {
+		for (size_t i = 0; i < k; i++) {
+			free(texts[i]);
+			texts[i] = NULL;
+		}
+		tmux_panes_free(&c->panes);
+	}
+	free(stop);
+	free(e);
+	spawn_result_free(&r);
+	return rc;
+}
+
+/* ---- capture, the fallback: a header before each pane ---- */
 
 /* Append display + capture-pane for one pane. */
 static void
@@ -1098,16 +1376,6 @@ push_capture(struct strv *a, const char *pane, unsigned history, const char *hea
 		strv_pushf(a, "-%u", history);
 	}
 }
-
-/* The end of the line starting at pos (index of its '\n'), or len. */
-static size_t
-line_end(const char *s, size_t len, size_t pos)
-{
-	const char *nl = memchr(s + pos, '\n', len - pos);
-
-	return nl != NULL ? (size_t)(nl - s) : len;
-}
-
 /* Does a line starting at pos begin with prefix? */
 static bool
 header_at(const char *out, size_t len, size_t pos, const char *prefix, size_t plen)
@@ -1169,21 +1437,19 @@ split_captures(const char *out, size_t len, char *const panes[], size_t from, si
 	return k;
 }
 
-int
-tmux_capture_many(const struct tmux *t, char *const panes[], size_t n, unsigned history,
-		  char **texts, char **err)
+/*
+ * The captures of n panes with a `display` header line before each
+ * ("hqt:NONCE:%ID:HEIGHT:HSIZE"): twice the commands of the chain above, so
+ * only used when the chain's output does not split (never seen).
+ */
+static int
+capture_with_headers(const struct tmux *t, char *const panes[], size_t n, unsigned history,
+		     char **texts, char **err)
 {
 	char nonce[17], *header, **got;
 	size_t i = 0;
 	int rc = 0;
 
-	for (size_t k = 0; k < n; k++)
-		if (!valid_id(panes[k], '%')) {
-			set_err(err, "tmux: bad pane id '%s'", panes[k] != NULL ? panes[k] : "");
-			return -1;
-		}
-	if (history > 100000)
-		history = 100000;
 	make_nonce(nonce);
 	header = xasprintf("hqt:%s:#{pane_id}:#{pane_height}:#{history_size}", nonce);
 	got = xcalloc(n ? n : 1, sizeof *got);
@@ -1240,6 +1506,129 @@ tmux_capture_many(const struct tmux *t, char *const panes[], size_t n, unsigned 
 	} else
 		memcpy(texts, got, n * sizeof *texts);
 	free(got);
+	return rc;
+}
+
+int
+tmux_capture_many(const struct tmux *t, char *const panes[], size_t n, unsigned history,
+		  char **texts, char **err)
+{
+	char **got;
+	size_t i = 0;
+	int rc = 0;
+
+	for (size_t k = 0; k < n; k++)
+		if (!valid_id(panes[k], '%')) {
+			set_err(err, "tmux: bad pane id '%s'", panes[k] != NULL ? panes[k] : "");
+			return -1;
+		}
+	if (history > 100000)
+		history = 100000;
+	got = xcalloc(n ? n : 1, sizeof *got);
+	while (i < n) {
+		size_t to = chain_fit(t, panes, i, n);
+		struct chain c;
+		int st = chain_run(t, panes + i, to - i, BY_PANE, history, &c, got + i, err);
+
+		if (st == 1)
+			break; /* no server: every pane is gone */
+		if (st == -2) {
+			rc = capture_with_headers(t, panes + i, n - i, history, got + i, err);
+			break;
+		}
+		if (st != 0) {
+			rc = -1;
+			break;
+		}
+		tmux_panes_free(&c.panes);
+		/* panes[i + c.done] does not exist: tmux stopped there. */
+		i += c.done < to - i ? c.done + 1 : c.done;
+	}
+	if (rc != 0) {
+		for (size_t k = 0; k < n; k++)
+			free(got[k]);
+	} else
+		memcpy(texts, got, n * sizeof *texts);
+	free(got);
+	return rc;
+}
+
+int
+tmux_status(const struct tmux *t, char *const windows[], size_t n, struct tmux_panes *panes,
+	    char **texts, char **err)
+{
+	struct chain c;
+	char **ids;
+	size_t *at, nids = 0, to;
+	int st, rc = -1;
+
+	panes->v = NULL;
+	panes->n = 0;
+	for (size_t k = 0; k < n; k++) {
+		if (!valid_window_name(windows[k])) {
+			set_err(err, "tmux: bad window name '%s'", windows[k] != NULL ? windows[k] : "");
+			return -1;
+		}
+		texts[k] = NULL;
+	}
+	to = chain_fit(t, windows, 0, n);
+	st = chain_run(t, windows, to, BY_NAME, 0, &c, texts, err);
+	if (st == 1)
+		return 0; /* no server: no panes, no texts */
+	if (st == -1)
+		return -1;
+	if (st == -2) {
+		/* Never seen: the list alone, then every pane with headers below. */
+		if (tmux_list_panes(t, panes, err) != 0)
+			return -1;
+		c.done = 0;
+		c.unreaped = false;
+	} else
+		*panes = c.panes;
+	/*
+	 * What the chain did not capture: the windows after the one it stopped
+	 * at (a session whose window is gone), those beyond one command line,
+	 * and a window split by hand whose active pane is not its first (the
+	 * one tmux_panes_find gives).  One more call, by pane id.
+	 */
+	ids = xcalloc(n + 1, sizeof *ids);
+	at = xcalloc(n + 1, sizeof *at);
+	for (size_t k = 0; k < n; k++) {
+		const struct tmux_pane *first = tmux_panes_find(panes, windows[k]);
+
+		if (k < c.done && first != NULL && first->active)
+			continue;
+		free(texts[k]);
+		texts[k] = NULL;
+		if (first != NULL) {
+			ids[nids] = first->pane_id;
+			at[nids++] = k;
+		}
+	}
+	if (nids > 0) {
+		char **more = xcalloc(nids, sizeof *more);
+
+		if (tmux_capture_many(t, ids, nids, 0, more, err) != 0) {
+			free(more);
+			goto out;
+		}
+		for (size_t j = 0; j < nids; j++)
+			texts[at[j]] = more[j];
+		free(more);
+	}
+	if (c.unreaped)
+		nudge_and_relist(t, panes, c.server);
+	rc = 0;
+out:
+	if (rc != 0) {
+		for (size_t k = 0; k < n; k++) {
+			free(texts[k]);
+			texts[k] = NULL;
+		}
+		tmux_panes_free(panes);
+	}
+	free(ids);
+	free(at);
 	return rc;
 }
 

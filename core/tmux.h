@@ -144,6 +144,15 @@ int tmux_new_window(const struct tmux *t, const char *name, const char *cwd,
 		    char **err);
 
 /*
+ * tmux_new_window, but any window already named `name` in t->session is
+ * killed first, by the same invocation (no process of its own, and nothing
+ * can happen in the server between the kill and the new window).
+ */
+int tmux_new_window_replace(const struct tmux *t, const char *name, const char *cwd,
+			    char *const argv[], char *const env[], struct tmux_window *out,
+			    char **err);
+
+/*
  * Run argv again in an existing window (respawn-pane -k: whatever runs there
  * is killed), same rules as tmux_new_window; remain-on-exit and allow-rename
  * are set again in the same invocation.  out gets the new pid.
@@ -174,6 +183,8 @@ struct tmux_pane {
 	long pid;               /* pane_pid */
 	long long activity;     /* window_activity: last output, epoch seconds */
 	unsigned width, height;
+	bool active;            /* the active pane of its window */
+	unsigned history_size;  /* lines of history above the visible screen */
 	char *current_command;  /* pane_current_command (any bytes but NUL) */
 };
 
@@ -198,12 +209,15 @@ const struct tmux_pane *tmux_panes_find(const struct tmux_panes *p, const char *
 
 /*
  * The visible text of n panes ("%N" ids), plus up to `history` lines above
- * it, with a constant number of tmux processes: one invocation chains
- * `display -p HEADER ; capture-pane -p ...` per pane, as many panes as fit
- * TMUX_ARGV_MAX (about 100), so 100 sessions cost one process.  Each pane's
- * text is found by counting lines (a capture prints exactly height +
- * min(history, history_size) lines, both given by the header), never by
- * searching for a separator the pane itself could print.
+ * it, with a constant number of tmux processes: ONE invocation chains
+ * `list-panes -a ; list-sessions -F MARK ; capture-pane -p ...` for as many
+ * panes as fit TMUX_ARGV_MAX (about 400), so 100 sessions cost one process.
+ * tmux runs one client's chained commands back to back, so the list gives
+ * each pane's height and history size as its capture prints them: the texts
+ * are cut by counting lines (height + min(history, history_size)), never by
+ * searching for a separator the pane itself could print.  Should the output
+ * ever not add up, the panes are captured again with a `display` header
+ * before each (the old way: twice the commands).
  *
  * texts[i] (caller frees each) is the text, lines ending in '\n', or NULL
  * when the pane does not exist (then tmux stops the chain; the rest is
@@ -213,6 +227,20 @@ int tmux_capture_many(const struct tmux *t, char *const panes[], size_t n,
 		      unsigned history, char **texts, char **err);
 int tmux_capture(const struct tmux *t, const char *pane, unsigned history, char **text,
 		 char **err);
+
+/*
+ * The status read of SPEC §7 in ONE tmux invocation (normally): *panes as
+ * tmux_list_panes gives them, and texts[i] the visible screen of the first
+ * pane of window windows[i] (names of t->session's windows), or NULL when
+ * there is no such window.  The chain is `list-panes -a ; list-sessions ;
+ * capture-pane -t =SESSION:=NAME ...`, so list and screens are one instant.
+ * A window that does not exist stops tmux's chain: put the windows likely
+ * to exist first.  The windows after it that do exist, and a window split
+ * by hand whose active pane is not its first, cost one more call (by pane
+ * id); an unreaped dead pane one more list (see tmux_list_panes).
+ */
+int tmux_status(const struct tmux *t, char *const windows[], size_t n, struct tmux_panes *panes,
+		char **texts, char **err);
 
 /* ---- the user's terminal ---- */
 

@@ -882,8 +882,9 @@ Test(tmux, list_panes_one_call_all_fields)
 	free(out);
 }
 
-/* 30 panes captured with ONE tmux process, each text its own; 150 with two;
- * a pane that vanished costs one more and comes back NULL. */
+/* 30 panes captured with ONE tmux process, each text its own; 150 too (no
+ * header per pane: about 400 fit one command line); a pane that vanished
+ * costs one more and comes back NULL. */
 Test(tmux, capture_many_constant_processes)
 {
 	enum { N = 30 };
@@ -947,12 +948,12 @@ Test(tmux, capture_many_constant_processes)
 		free(texts[0]);
 	}
 
-	/* 150 requests: the command line holds about 100, so two processes. */
+	/* 150 requests, each pane five times: still one process. */
 	for (int i = 0; i < 5 * N; i++)
 		ids[i] = w[i % N].pane_id;
 	unlink(counter);
 	cr_assert_eq(tmux_capture_many(&T, ids, 5 * N, 0, texts, &err), 0, "%s", err);
-	cr_assert_eq(count_lines(counter), 2, "tmux ran %d times", count_lines(counter));
+	cr_assert_eq(count_lines(counter), 1, "tmux ran %d times", count_lines(counter));
 	for (int i = 0; i < 5 * N; i++) {
 		char *last = fmt("pane-%d line 39\n", i % N);
 
@@ -978,6 +979,192 @@ Test(tmux, capture_many_constant_processes)
 		free(texts[i]);
 		free(last);
 	}
+	free(counter);
+}
+
+/*
+ * tmux_status: the list and every screen from ONE tmux process; a window
+ * that is gone, asked for in the middle, costs one more and reads NULL; one
+ * asked for last costs nothing; a window split by hand still reads as its
+ * first pane; no server is no windows.
+ */
+Test(tmux, status_list_and_screens_in_one_process)
+{
+	enum { N = 12 };
+	struct tmux_window w[N];
+	struct tmux_panes ps = { NULL, 0 };
+	char *names[N + 2], *texts[N + 2];
+	char *counter = fmt("%s/count", D), *shim, *err = NULL;
+
+	ensure();
+	for (int i = 0; i < N; i++) {
+		char *script = fmt("i=0; while [ $i -lt 30 ]; do echo \"win-%d line $i\"; "
+				   "i=$((i+1)); done; exec sleep 600", i);
+		char *const argv[] = { "sh", "-c", script, NULL };
+
+		names[i] = fmt("hqt-%d", i + 1);
+		new_window(names[i], D, argv, NULL, &w[i]);
+		free(script);
+	}
+	for (int i = 0; i < N; i++) {
+		char *want = fmt("win-%d line 29", i);
+		char *t = wait_screen(w[i].pane_id, want, 5000);
+
+		free(t);
+		free(want);
+	}
+	shim = make_counting_tmux(counter);
+	free(T.bin);
+	T.bin = shim;
+
+	/* Every window there: one process, each screen its own, the list whole. */
+	cr_assert_eq(tmux_status(&T, names, N, &ps, texts, &err), 0, "%s", err);
+	cr_assert_eq(count_lines(counter), 1, "tmux ran %d times", count_lines(counter));
+	cr_assert_eq(ps.n, N + 1, "panes: %zu", ps.n); /* and hqt-home */
+	for (int i = 0; i < N; i++) {
+		char *last = fmt("win-%d line 29\n", i), *other = fmt("win-%d line", (i + 1) % N);
+		const struct tmux_pane *p = tmux_panes_find(&ps, names[i]);
+		int lines = 0;
+
+		cr_assert_not_null(p);
+		cr_assert_not_null(texts[i]);
+		for (char *c = texts[i]; *c; c++)
+			lines += *c == '\n';
+		cr_assert_eq(lines, (int)p->height, "%d: %d lines", i, lines);
+		cr_assert(strstr(texts[i], last) != NULL, "%d: %s", i, texts[i]);
+		cr_assert(strstr(texts[i], other) == NULL);
+		free(texts[i]);
+		free(last);
+		free(other);
+	}
+	tmux_panes_free(&ps);
+
+	/* A gone window asked for last: no second process. */
+	names[N] = "hqt-404";
+	unlink(counter);
+	cr_assert_eq(tmux_status(&T, names, N + 1, &ps, texts, &err), 0, "%s", err);
+	cr_assert_eq(count_lines(counter), 1, "tmux ran %d times", count_lines(counter));
+	cr_assert_null(texts[N]);
+	for (int i = 0; i < N; i++) {
+		cr_assert_not_null(texts[i]);
+		free(texts[i]);
+	}
+	tmux_panes_free(&ps);
+
+	/* Killed, and asked for in the middle: one more process, NULL. */
+	cr_assert_eq(tmux_kill_window(&T, w[5].window_id, &err), 0, "%s", err);
+	unlink(counter);
+	cr_assert_eq(tmux_status(&T, names, N, &ps, texts, &err), 0, "%s", err);
+	cr_assert_eq(count_lines(counter), 2, "tmux ran %d times", count_lines(counter));
+	cr_assert_null(tmux_panes_find(&ps, names[5]));
+	for (int i = 0; i < N; i++) {
+		char *last = fmt("win-%d line 29\n", i);
+
+		if (i == 5)
+			cr_assert_null(texts[i]);
+		else
+			cr_assert(texts[i] != NULL && strstr(texts[i], last) != NULL, "%d", i);
+		free(texts[i]);
+		free(last);
+	}
+	tmux_panes_free(&ps);
+
+	/* Split by hand, the new pane active: the screen is still the first's. */
+	char *np = tmux_out("split-window", "-d", "-P", "-F", "#{pane_id}", "-t", w[0].pane_id,
+			    "sleep", "600", NULL);
+	np[strcspn(np, "\n")] = '\0';
+	free(tmux_out("select-pane", "-t", np, NULL));
+	free(np);
+	unlink(counter);
+	cr_assert_eq(tmux_status(&T, names, 1, &ps, texts, &err), 0, "%s", err);
+	cr_assert_eq(count_lines(counter), 2, "tmux ran %d times", count_lines(counter));
+	cr_assert(texts[0] != NULL && strstr(texts[0], "win-0 line 29\n") != NULL, "%s", texts[0]);
+	free(texts[0]);
+	tmux_panes_free(&ps);
+
+	/* No server: no panes, no texts, no error. */
+	cr_assert_eq(tmux_kill_server(&T, &err), 0, "%s", err);
+	cr_assert_eq(tmux_status(&T, names, 2, &ps, texts, &err), 0, "%s", err);
+	cr_assert_eq(ps.n, 0);
+	cr_assert_null(texts[0]);
+	cr_assert_null(texts[1]);
+	for (int i = 0; i < N; i++)
+		free(names[i]);
+	free(counter);
+}
+
+/* Is pid there and not a zombie? */
+static bool
+running(pid_t pid)
+{
+	char *path = fmt("/proc/%d/stat", (int)pid), *st = slurp(path), *p;
+	bool yes = st != NULL && (p = strrchr(st, ')')) != NULL && p[1] == ' ' && p[2] != 'Z';
+
+	free(st);
+	free(path);
+	return yes;
+}
+
+/* Count the windows of session hqt named `name`. */
+static int
+windows_named(const char *name)
+{
+	char *out = tmux_out("list-windows", "-t", "=hqt:", "-F", "#{window_name}", NULL);
+	int n = 0;
+
+	for (char *l = strtok(out, "\n"); l != NULL; l = strtok(NULL, "\n"))
+		n += strcmp(l, name) == 0;
+	free(out);
+	return n;
+}
+
+/*
+ * tmux_new_window_replace: a leftover window of the same name is killed (its
+ * process too) by the very tmux call that opens the new one; none at all is
+ * fine; two (a name made ambiguous by hand) still give a whole new window.
+ */
+Test(tmux, new_window_replace_kills_the_leftover_in_the_same_call)
+{
+	char *const argv[] = { "sleep", "600", NULL };
+	char *counter = fmt("%s/count", D), *err = NULL;
+	struct tmux_window old, w;
+
+	ensure();
+	new_window("hqt-7", D, argv, NULL, &old);
+	T.bin = make_counting_tmux(counter);
+
+	cr_assert_eq(tmux_new_window_replace(&T, "hqt-7", D, argv, NULL, &w, &err), 0, "%s", err);
+	cr_assert_eq(count_lines(counter), 1, "tmux ran %d times", count_lines(counter));
+	cr_assert_str_neq(w.window_id, old.window_id);
+	cr_assert_eq(windows_named("hqt-7"), 1);
+	cr_assert(!pane_state(old.window_id).found);
+	for (int i = 0; i < 100 && running((pid_t)old.pid); i++)
+		sleep_ms(20);
+	cr_assert(!running((pid_t)old.pid), "the leftover's process lives on");
+	/* The new one is whole: remain-on-exit set. */
+	char *roe = tmux_out("show-options", "-w", "-v", "-t", w.window_id, "remain-on-exit", NULL);
+	cr_assert(strncmp(roe, "on", 2) == 0, "%s", roe);
+	free(roe);
+
+	/* No leftover: no error, one process. */
+	unlink(counter);
+	cr_assert_eq(tmux_new_window_replace(&T, "hqt-8", D, argv, NULL, &w, &err), 0, "%s", err);
+	cr_assert_eq(count_lines(counter), 1);
+	cr_assert_eq(windows_named("hqt-8"), 1);
+
+	/* Two of that name (renamed by hand): the guard cannot say which, the
+	 * new window is still opened whole. */
+	new_window("hqt-9", D, argv, NULL, &old);
+	new_window("hqt-10", D, argv, NULL, &w);
+	free(tmux_out("rename-window", "-t", w.window_id, "hqt-9", NULL));
+	cr_assert_eq(windows_named("hqt-9"), 2);
+	cr_assert_eq(tmux_new_window_replace(&T, "hqt-9", D, argv, NULL, &w, &err), 0, "%s", err);
+	cr_assert(pane_state(w.window_id).found);
+
+	/* No session (or server) yet: created on demand, as new_window does. */
+	cr_assert_eq(tmux_kill_server(&T, &err), 0, "%s", err);
+	cr_assert_eq(tmux_new_window_replace(&T, "hqt-1", D, argv, NULL, &w, &err), 0, "%s", err);
+	cr_assert_eq(windows_named("hqt-1"), 1);
 	free(counter);
 }
 
