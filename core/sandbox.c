@@ -1,6 +1,7 @@
 /* sandbox.c: policy -> bwrap argv, the private home, the availability probe,
  * and the exec step of a sandboxed session (SPEC §8). */
 #include "sandbox.h"
+#include "text.h"
 #include "util.h"
 
 #include <dirent.h>
@@ -164,8 +165,10 @@ sandbox_policy_from_json(struct sandbox_policy *p, const char *text, size_t len,
 
 	root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &jerr);
 	if (root == NULL) {
-		set_err(err, "sandbox policy: line %d column %d: %s", jerr.line, jerr.column,
-			jerr.text);
+		/* jansson quotes the input (a duplicate key, say): keep it one line. */
+		char *why = text_escape(jerr.text, 200);
+		set_err(err, "sandbox policy: line %d column %d: %s", jerr.line, jerr.column, why);
+		free(why);
 		return -1;
 	}
 	sandbox_policy_init(&np);
