@@ -225,7 +225,7 @@ session_argv(struct cmd_ctx *ctx, const struct db_session *s, bool resume, struc
 
 /* ---- the launcher's side ---- */
 
-static int gate_wait(const char *rundir);
+static void gate_wait(const char *rundir);
 
 static int
 read_env_file(const char *path, struct strv *env)
@@ -300,11 +300,13 @@ session_exec(struct cmd_ctx *ctx, long long id, bool resume, const char *rundir,
 		set_err(err, "cannot open the database");
 		goto fail;
 	}
-	/* A new session: `hqt new` says when its row is committed (or never
-	 * will be): one look then.  Without a gate (resume: the row exists),
-	 * or with no word from it, poll. */
-	if (rundir != NULL && !resume && gate_wait(rundir) == 0)
-		waited = ROW_WAIT_MS;
+	/* A new session: wait for `hqt new` to say that its row is committed
+	 * (or to end).  Then, and without a gate (resume: the row exists),
+	 * look for the row, and poll while it is not there: a `hqt new`
+	 * killed in the middle of its commit leaves a row that other
+	 * connections see only once SQLite recovers the WAL. */
+	if (rundir != NULL && !resume)
+		gate_wait(rundir);
 	/* The row commits right after tmux opened this window: look again
 	 * soon (a lookup costs far less than a millisecond), then less often. */
 	for (int step = 1; db_session_get(ctx->db, id, &s, err) != 0;) {
@@ -466,9 +468,9 @@ fail:
  * after its commit, and keeps it open until the launcher is done (a FIFO
  * nobody holds open loses what was written to it).  On a rollback it closes
  * it at once.  The launcher wakes on the byte, or on EOF when hqt new rolled
- * back or died; then one look at the database decides (a commit cannot be
- * in flight once the process is gone).  -1 when the gate cannot be made:
- * the launcher then polls for the row as before.
+ * back or died, and then looks for the row (polling as before when it is
+ * not there: see session_exec).  -1 when the gate cannot be made: the
+ * launcher then polls from the start.
  */
 static int
 gate_make(const struct rundir *r)
@@ -499,40 +501,35 @@ gate_close(int *fd)
 }
 
 /*
- * The launcher's side: 1 when hqt new committed, 0 when it ended without
- * saying so (rolled back, or died), -1 when there is no gate or no word in
- * ROW_WAIT_MS.  A read comes first: with no writer left it is EOF at once,
- * where poll would not report a writer that came and went before our open.
+ * The launcher's side: until hqt new wrote its byte (committed), or ended
+ * (EOF), or ROW_WAIT_MS passed.  A read comes first: with no writer left it
+ * is EOF at once, where poll would not report a writer that came and went
+ * before our open.
  */
-static int
+static void
 gate_wait(const char *rundir)
 {
 	char *path = xasprintf("%s/gate", rundir), c;
 	struct pollfd pfd;
-	int fd, rc = -1;
+	int fd;
 
 	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	free(path);
 	if (fd < 0)
-		return -1;
+		return;
 	pfd.fd = fd;
 	pfd.events = POLLIN;
 	for (;;) {
 		ssize_t got = read(fd, &c, 1);
 		int n;
 
-		if (got >= 0) {
-			rc = got == 1 && c == 'c' ? 1 : 0;
-			break;
-		}
-		if (errno != EAGAIN && errno != EINTR)
+		if (got >= 0 || (errno != EAGAIN && errno != EINTR))
 			break;
 		n = poll(&pfd, 1, ROW_WAIT_MS);
 		if (n == 0 || (n < 0 && errno != EINTR))
 			break;
 	}
 	close(fd);
-	return rc;
 }
 
 static int window_alive(struct cmd_ctx *ctx, const char *name, char **err);
@@ -785,12 +782,28 @@ check_request(struct cmd_ctx *ctx, const struct session_request *r, struct db_pr
 		goto fail;
 	if (harness_generate_id(*h, hsid, err) < 0)
 		goto fail;
+	/* What the plugin refuses (a model it cannot take, say) must fail
+	 * here, before a row exists, not in the window afterwards. */
+	struct db_session s;
+	struct plan p;
+	memset(&s, 0, sizeof s);
+	s.project = (*proj)->name;
+	s.project_path = (*proj)->path;
+	s.harness = (char *)r->harness;
+	s.model = (char *)r->model;
+	s.harness_session_id = *hsid;
+	s.sandbox_json = *json;
+	if (plan(ctx, &s, false, environ, &p, err) != 0)
+		goto fail;
+	plan_free(&p);
 	return 0;
 fail:
 	db_project_free(*proj);
 	*proj = NULL;
 	free(*json);
 	*json = NULL;
+	free(*hsid);
+	*hsid = NULL;
 	return -1;
 }
 

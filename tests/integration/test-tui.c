@@ -473,6 +473,7 @@ Test(tui, resizes_and_truncates_with_an_ellipsis)
 	run_free(&r);
 	wait_screen_gone(nick);
 	wait_screen("long-nickname-");
+	wait_row("long-nickname-", "waiting");
 	scr = screen();
 	cr_assert_not_null(row = line_with(scr, "long-nickname-"));
 	cr_assert_not_null(strstr(row, "…"), "cut with an ellipsis: %s", row);
@@ -603,8 +604,11 @@ Test(tui, dialog_creates_the_session_it_shows)
 	}
 	json_decref(j);
 
-	/* And the harness itself was started that way. */
-	argv = recorded_argv(web, "claude");
+	/* And the harness itself was started that way (`hqt new` returns once
+	 * bwrap or the harness is exec'd: the fake records a moment later). */
+	for (int waited = 0; (argv = recorded_argv(web, "claude")) == NULL && waited < WAIT_MS;
+	     waited += 50)
+		usleep(50 * 1000);
 	cr_assert_not_null(argv, "the fake claude recorded nothing in %s/.fake", web);
 	cr_assert_not_null(strstr(argv, "--model sonnet-4"), "%s", argv);
 	if (sandbox) {
@@ -743,9 +747,16 @@ Test(tui, kill_resume_and_delete_do_what_the_cli_does)
 	wait_row("victim", "gone");
 	KEYS1("r");
 	wait_screen("session 1 resumed");
-	argv = recorded_argv(web, "claude");
 	char *want = fmt("--resume %s", hsid);
-	cr_assert_not_null(strstr(argv, want), "%s", argv);
+	for (int waited = 0; waited < WAIT_MS; waited += 50) {
+		argv = recorded_argv(web, "claude");
+		if (argv != NULL && strstr(argv, want) != NULL)
+			break;
+		free(argv);
+		argv = NULL;
+		usleep(50 * 1000);
+	}
+	cr_assert_not_null(argv, "the resumed claude never recorded '%s'", want);
 	free(want);
 	free(argv);
 	free(hsid);
