@@ -149,22 +149,57 @@ cmd_config(struct cmd_ctx *ctx)
 	return 0;
 }
 
+/* The registry's warnings, each once (a partial load, then a whole one,
+ * may both have it). */
+static void
+reg_warnings(struct cmd_ctx *ctx)
+{
+	for (size_t i = 0; i < ctx->reg.warnings.n; i++) {
+		if (strv_find(&ctx->reg_warned, ctx->reg.warnings.v[i]) >= 0)
+			continue;
+		cmd_warn("%s", ctx->reg.warnings.v[i]);
+		strv_push(&ctx->reg_warned, ctx->reg.warnings.v[i]);
+	}
+}
+
 int
 cmd_registry(struct cmd_ctx *ctx)
 {
 	char *err = NULL;
 
-	if (ctx->reg_loaded)
+	if (ctx->reg_loaded && !ctx->reg.partial)
 		return 0;
 	if (cmd_config(ctx) != 0)
 		return -1;
+	if (ctx->reg_loaded)
+		registry_free(&ctx->reg);
 	if (registry_load(&ctx->reg, &ctx->cfg, &err) != 0) {
 		/* Commands still run; they see no harnesses, doctor says why. */
 		cmd_warn("%s", err);
 		free(err);
 	}
-	for (size_t i = 0; i < ctx->reg.warnings.n; i++)
-		cmd_warn("%s", ctx->reg.warnings.v[i]);
+	reg_warnings(ctx);
+	ctx->reg_loaded = true;
+	return 0;
+}
+
+int
+cmd_registry_for(struct cmd_ctx *ctx, char *const names[], size_t n)
+{
+	size_t found = 0;
+
+	if (ctx->reg_loaded) {
+		for (size_t i = 0; i < n; i++)
+			found += registry_harness(&ctx->reg, names[i]) != NULL;
+		if (found == n || !ctx->reg.partial)
+			return 0;
+		return cmd_registry(ctx);
+	}
+	if (cmd_config(ctx) != 0)
+		return -1;
+	if (registry_load_for(&ctx->reg, &ctx->cfg, names, n, NULL) != 0)
+		return cmd_registry(ctx);
+	reg_warnings(ctx);
 	ctx->reg_loaded = true;
 	return 0;
 }
@@ -208,6 +243,7 @@ cmd_ctx_free(struct cmd_ctx *ctx)
 	ctx->tmux_ready = false;
 	registry_free(&ctx->reg);
 	ctx->reg_loaded = false;
+	strv_clear(&ctx->reg_warned);
 	config_free(&ctx->cfg);
 	ctx->cfg_loaded = false;
 }

@@ -22,7 +22,8 @@ struct cmd_ctx {
 	struct config cfg;
 	bool cfg_loaded;
 	struct registry reg;
-	bool reg_loaded;
+	bool reg_loaded;        /* reg.partial: only some harnesses' plugins */
+	struct strv reg_warned; /* the registry's warnings already printed */
 	struct db *db;          /* opened by cmd_db() */
 	struct tmux tmux;       /* set up by cmd_tmux() */
 	bool tmux_ready;
@@ -65,6 +66,9 @@ int cmd_json_args(const struct cmd_entry *e, int argc, char **argv, int operands
 /* Lazy loaders; on failure they print the error and return -1. */
 int cmd_config(struct cmd_ctx *ctx);
 int cmd_registry(struct cmd_ctx *ctx);
+/* The registry with at least the harnesses `names` (when they exist): only
+ * their plugins unless everything is loaded already or they need it. */
+int cmd_registry_for(struct cmd_ctx *ctx, char *const names[], size_t n);
 int cmd_db(struct cmd_ctx *ctx);
 int cmd_tmux(struct cmd_ctx *ctx);
 /* Release everything the loaders loaded. */

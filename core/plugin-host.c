@@ -463,6 +463,81 @@ registry_load(struct registry *reg, const struct config *cfg, char **err)
 	return rc;
 }
 
+/* The plugin that serves harness `name`: its section's plugin key, else
+ * the name itself. */
+static const char *
+plugin_of(const struct config *cfg, const char *name)
+{
+	const struct config_section *sec = config_section(cfg, name);
+
+	return sec != NULL && sec->plugin != NULL ? sec->plugin : name;
+}
+
+int
+registry_load_for(struct registry *reg, const struct config *cfg, char *const names[], size_t n,
+		  char **err)
+{
+	bool all = strv_find(&cfg->plugins_load, "*") >= 0;
+	struct stat st;
+	char why[128];
+	const char *dir_problem;
+
+	memset(reg, 0, sizeof *reg);
+	reg->partial = true;
+	reg->home = user_home();
+	if (reg->home == NULL)
+		reg->home = xstrdup("/");
+	if (stat(cfg->plugin_dir, &st) != 0) {
+		set_err(err, "plugin directory '%s': %s", cfg->plugin_dir, strerror(errno));
+		registry_free(reg);
+		return -1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		set_err(err, "plugin directory '%s' is not a directory", cfg->plugin_dir);
+		registry_free(reg);
+		return -1;
+	}
+	dir_problem = unsafe_owner_or_mode(&st, why, sizeof why);
+	/* Every plugin first: add_harness keeps pointers into reg->plugins. */
+	for (size_t i = 0; i < n; i++) {
+		const char *pname = plugin_of(cfg, names[i]);
+		size_t had = reg->nplugins;
+		char *file;
+
+		if (!valid_name(pname) || (!all && strv_find(&cfg->plugins_load, pname) < 0))
+			goto whole;
+		if (find_plugin(reg, pname) != NULL)
+			continue;
+		file = xasprintf("%s/%s.so", cfg->plugin_dir, pname);
+		load_one(reg, file, dir_problem);
+		free(file);
+		if (reg->nplugins == had || strcmp(reg->plugins[had].desc->name, pname) != 0)
+			goto whole;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const char *pname = plugin_of(cfg, names[i]);
+		const struct plugin *p = find_plugin(reg, pname);
+		const struct config_section *sec = config_section(cfg, names[i]);
+
+		if (registry_harness(reg, names[i]) != NULL)
+			continue;
+		/* As registry_load: a plugin serves its own name, or (MULTI)
+		 * the sections that name it. */
+		if (p->desc->flags & HQT_PLUGIN_MULTI) {
+			if (sec != NULL)
+				add_harness(reg, names[i], p, sec);
+		} else if (strcmp(pname, names[i]) == 0) {
+			add_harness(reg, names[i], p, sec);
+		}
+		if (registry_harness(reg, names[i]) == NULL)
+			goto whole;
+	}
+	return 0;
+whole:
+	registry_free(reg);
+	return 1;
+}
+
 void
 registry_free(struct registry *reg)
 {

@@ -70,6 +70,8 @@ struct registry {
 	size_t nharnesses;
 	char *home;                           /* owned; ctx.home points here */
 	struct strv warnings;                 /* e.g. a generic section without command */
+	bool partial;                         /* only what some harnesses need
+					       * (registry_load_for) */
 };
 
 /* The host function table every plugin gets. */
@@ -84,6 +86,20 @@ extern const struct hqt_host_api hqt_host_api;
  */
 int registry_load(struct registry *reg, const struct config *cfg, char **err);
 void registry_free(struct registry *reg);
+/*
+ * Load only what the harnesses `names` need: the plugin of each, found by
+ * its file name (PLUGIN.so, PLUGIN being the harness's `plugin` key or else
+ * its name), when [plugins] load allows it; reg->partial is set.  A command
+ * that starts one session or reads the status of a few needs one or two
+ * plugins, not every one.  1 when that cannot serve every name (a plugin
+ * refused, a file named otherwise than its plugin, a harness unknown): reg
+ * is then freed and the caller loads everything (registry_load), which
+ * also gives the full picture and its messages.  -1 as registry_load.
+ * Only `hqt plugins`, `hqt doctor` and the TUI, which load everything, see
+ * a duplicate plugin name declared by a file named for another.
+ */
+int registry_load_for(struct registry *reg, const struct config *cfg, char *const names[],
+		      size_t n, char **err);
 
 const struct harness *registry_harness(const struct registry *reg, const char *name);
 

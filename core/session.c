@@ -89,9 +89,11 @@ find_harness(struct cmd_ctx *ctx, const char *name, char **err)
 {
 	const struct harness *h;
 	struct strv names = STRV_INIT;
+	char *const one[] = { (char *)name, NULL };
 	char *list;
 
-	if (cmd_registry(ctx) != 0) {
+	/* Only its plugin; everything when it is not found (for the list). */
+	if (cmd_registry_for(ctx, one, 1) != 0) {
 		set_err(err, "cannot load plugins");
 		return NULL;
 	}
@@ -325,6 +327,10 @@ session_exec(struct cmd_ctx *ctx, long long id, bool resume, const char *rundir,
 	*err = NULL;
 	if (plan(ctx, s, resume, environ, &p, err) != 0)
 		goto fail;
+	/* Closed, not just dropped by the exec: when this is the last
+	 * connection, SQLite removes its -wal and -shm files. */
+	db_close(ctx->db);
+	ctx->db = NULL;
 	if (p.sandboxed) {
 		/* Closes every descriptor but 0-2 and the filter: `ready` too. */
 		sandbox_exec(&p.in, err);
@@ -433,13 +439,36 @@ rundir_make(struct rundir *r, char **err)
 	free(path);
 	if (fd < 0)
 		goto fail;
-	for (char **e = environ; *e != NULL; e++) {
-		if (strncmp(*e, "TMUX=", 5) == 0 || strncmp(*e, "TMUX_PANE=", 10) == 0)
-			continue;
-		if (write(fd, *e, strlen(*e) + 1) < 0) {
-			close(fd);
-			goto fail;
+	{
+		/* One write, not one per variable. */
+		size_t len = 0, off = 0;
+		char *buf;
+		ssize_t wrote;
+
+		for (char **e = environ; *e != NULL; e++)
+			len += strlen(*e) + 1;
+		buf = xmalloc(len + 1);
+		for (char **e = environ; *e != NULL; e++) {
+			size_t l = strlen(*e) + 1;
+
+			if (strncmp(*e, "TMUX=", 5) == 0 || strncmp(*e, "TMUX_PANE=", 10) == 0)
+				continue;
+			memcpy(buf + off, *e, l);
+			off += l;
 		}
+		for (size_t done = 0; done < off; done += (size_t)wrote) {
+			wrote = write(fd, buf + done, off - done);
+			if (wrote < 0 && errno == EINTR) {
+				wrote = 0;
+				continue;
+			}
+			if (wrote <= 0) {
+				free(buf);
+				close(fd);
+				goto fail;
+			}
+		}
+		free(buf);
 	}
 	close(fd);
 	path = xasprintf("%s/ready", r->dir);
@@ -1138,6 +1167,7 @@ session_status_all(struct cmd_ctx *ctx, struct db_session_list *l, enum session_
 	size_t nnames = 0, ndead = 0, *order, *dead_at;
 	long long t = now();
 	int rc = -1;
+	bool reg_ok;
 
 	if (l->n == 0)
 		return 0;
@@ -1191,10 +1221,19 @@ session_status_all(struct cmd_ctx *ctx, struct db_session_list *l, enum session_
 			dead_texts[d] = NULL;
 		}
 	}
+	/* The plugins of the harnesses in use, not every one. */
+	{
+		struct strv used = STRV_INIT;
+
+		for (size_t i = 0; i < l->n; i++)
+			if (strv_find(&used, l->v[i].harness) < 0)
+				strv_push(&used, l->v[i].harness);
+		reg_ok = cmd_registry_for(ctx, used.v, used.n) == 0;
+		strv_clear(&used);
+	}
 	for (size_t i = 0; i < l->n; i++) {
 		struct db_session *s = &l->v[i];
-		const struct harness *h = ctx->reg_loaded || cmd_registry(ctx) == 0
-						  ? registry_harness(&ctx->reg, s->harness) : NULL;
+		const struct harness *h = reg_ok ? registry_harness(&ctx->reg, s->harness) : NULL;
 		const char *text = pane[i] != NULL ? texts[i] : NULL;
 		char *ign = NULL;
 

@@ -1163,6 +1163,8 @@ Test(tmux, new_window_replace_kills_the_leftover_in_the_same_call)
 
 	/* No session (or server) yet: created on demand, as new_window does. */
 	cr_assert_eq(tmux_kill_server(&T, &err), 0, "%s", err);
+	for (int i = 0; i < 100 && tmux_server_running(&T, NULL) != 0; i++)
+		sleep_ms(20);
 	cr_assert_eq(tmux_new_window_replace(&T, "hqt-1", D, argv, NULL, &w, &err), 0, "%s", err);
 	cr_assert_eq(windows_named("hqt-1"), 1);
 	free(counter);

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <grp.h>
 #include <stdarg.h>
 #include <signal.h>
@@ -621,6 +622,74 @@ Test(db, damaged_page_is_refused_untouched)
 	cr_assert(strstr(err, "is corrupt") != NULL, "%s", err);
 	free(err);
 	free(b);
+}
+
+/*
+ * The integrity stamp ($XDG_RUNTIME_DIR): a passed check and hqt's own
+ * checkpoints leave one; an open of the very same bytes skips quick_check,
+ * and any other bytes -- here a page overwritten in place, same size, right
+ * after hqt's last close -- are checked and refused as before.
+ */
+Test(db, integrity_stamp_never_hides_a_changed_file)
+{
+	char *run = fmt("%s/run", tmp), *pat = fmt("%s/hqt-db-*.stamp", run);
+	const char *old = getenv("XDG_RUNTIME_DIR");
+	char *saved = old != NULL ? strdup(old) : NULL;
+	struct db *db;
+	glob_t g;
+	size_t len;
+
+	cr_assert_eq(mkdir(run, 0700), 0);
+	setenv("XDG_RUNTIME_DIR", run, 1);
+	make_big(dbfile);
+	cr_assert_eq(glob(pat, 0, NULL, &g), 0, "no stamp in %s", run);
+	cr_assert_eq(g.gl_pathc, 1);
+	globfree(&g);
+
+	/* A write restamps at close; then an unchanged file opens on its
+	 * stamp (an open that checked would write the stamp again). */
+	db = must_open(dbfile);
+	add_project(db, "more", "/srv/more");
+	db_close(db);
+	assert_no_side_files(dbfile);
+	struct stat s0, s1;
+	cr_assert_eq(glob(pat, 0, NULL, &g), 0);
+	char *stamp = strdup(g.gl_pathv[0]);
+	globfree(&g);
+	cr_assert_eq(stat(stamp, &s0), 0);
+	db = must_open(dbfile);
+	db_close(db);
+	cr_assert_eq(stat(stamp, &s1), 0);
+	cr_assert(s0.st_mtim.tv_sec == s1.st_mtim.tv_sec && s0.st_mtim.tv_nsec == s1.st_mtim.tv_nsec,
+		  "the stamp was rewritten: the unchanged file was checked again");
+	free(stamp);
+
+	/* A page overwritten in place: same size, no hqt in between. */
+	char *b = slurp_bytes(dbfile, &len);
+	memset(b + 5 * 4096, 0xa5, 4096);
+	int fd = open(dbfile, O_WRONLY | O_CLOEXEC);
+	cr_assert(fd >= 0);
+	cr_assert_eq(pwrite(fd, b + 5 * 4096, 4096, 5 * 4096), 4096);
+	close(fd);
+	refused_untouched(dbfile, NULL);
+	char *err = open_err(dbfile);
+	cr_assert(strstr(err, "is corrupt") != NULL, "%s", err);
+	free(err);
+
+	/* A stamp of the wrong format or a stale one is only a reason to check. */
+	cr_assert_eq(glob(pat, 0, NULL, &g), 0);
+	write_bytes(g.gl_pathv[0], "hqt-db-stamp 1 garbage\n", 23);
+	globfree(&g);
+	refused_untouched(dbfile, NULL);
+
+	if (saved != NULL) {
+		setenv("XDG_RUNTIME_DIR", saved, 1);
+		free(saved);
+	} else
+		unsetenv("XDG_RUNTIME_DIR");
+	free(b);
+	free(pat);
+	free(run);
 }
 
 /* ---- permissions ---- */

@@ -267,3 +267,60 @@ Test(plugin_host, out_of_tree_example_builds_with_pkg_config_and_loads)
 	free(te.extra);
 	free(so); free(dst); free(src); free(work); free(pc);
 }
+
+/* registry_load_for: only the plugins the named harnesses need; 1 (and an
+ * empty registry) whenever that cannot serve them all, so the caller loads
+ * everything and says what is wrong. */
+Test(plugin_host, load_for_only_what_the_harnesses_need)
+{
+	struct registry reg;
+	struct config cfg;
+	struct strv warnings = STRV_INIT;
+	char *err = NULL, *ini;
+	char *one[] = { "claude" }, *two[] = { "aider", "codex", "aider" };
+	char *unknown[] = { "claude", "nosuch" }, *own[] = { "generic" }, *renamed[] = { "x" };
+
+	add_shipped("claude");
+	add_shipped("codex");
+	add_shipped("kiro");
+	add_shipped("generic");
+	char *from = fmt("%s/codex.so", dir), *to = fmt("%s/other.so", dir);
+	copy(from, to, 0755);
+	free(from);
+	free(to);
+	ini = fmt("[plugins]\nload = *\n[harness.aider]\nplugin = generic\ncommand = aider\n"
+		  "[harness.x]\nplugin = other\n");
+	cr_assert_eq(config_parse_string(&cfg, ini, "t.ini", &warnings, &err), 0, "%s", err);
+	free(cfg.plugin_dir);
+	cfg.plugin_dir = xstrdup(dir);
+
+	cr_assert_eq(registry_load_for(&reg, &cfg, one, 1, &err), 0);
+	cr_assert(reg.partial);
+	cr_assert_eq(reg.nplugins, 1);
+	cr_assert(loaded(&reg, "claude"));
+	cr_assert_not_null(registry_harness(&reg, "claude"));
+	registry_free(&reg);
+
+	cr_assert_eq(registry_load_for(&reg, &cfg, two, 3, &err), 0);
+	cr_assert_eq(reg.nplugins, 2);
+	cr_assert(loaded(&reg, "generic") && loaded(&reg, "codex") && !loaded(&reg, "claude"));
+	cr_assert_eq(reg.nharnesses, 2);
+	cr_assert_str_eq(registry_harness(&reg, "aider")->plugin->desc->name, "generic");
+	registry_free(&reg);
+
+	/* Unknown; a multi plugin's own name (it serves sections only); a
+	 * file named for another plugin than it holds: load everything. */
+	cr_assert_eq(registry_load_for(&reg, &cfg, unknown, 2, &err), 1);
+	cr_assert_eq(reg.nplugins, 0);
+	cr_assert_eq(registry_load_for(&reg, &cfg, own, 1, &err), 1);
+	cr_assert_eq(registry_load_for(&reg, &cfg, renamed, 1, &err), 1);
+	cr_assert_eq(reg.nplugins, 0);
+
+	/* Not allowed by [plugins] load: the whole load says so. */
+	strv_clear(&cfg.plugins_load);
+	strv_push(&cfg.plugins_load, "codex");
+	cr_assert_eq(registry_load_for(&reg, &cfg, one, 1, &err), 1);
+	config_free(&cfg);
+	strv_clear(&warnings);
+	free(ini);
+}
