@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int attach_exec(struct cmd_ctx *ctx, int argc, char **argv);
 static int resume_exec(struct cmd_ctx *ctx, int argc, char **argv);
@@ -238,8 +239,12 @@ exec_session_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	if (argc - optind != 1 || parse_long(argv[optind], &id) != 0 || id <= 0)
 		return cmd_usage_error(&cmd_exec_session_entry, "exec-session needs a session number");
 	session_exec(ctx, id, resume, run, &err);
-	/* Still here: nothing was started.  The pane shows this line. */
+	/* Still here: nothing was started.  The pane shows this line; give
+	 * tmux a moment to read it before the pane dies (tmux 3.3a can drop
+	 * the last output of a process that exits at once). */
 	cmd_error("%s", err != NULL ? err : "cannot start the session");
 	free(err);
+	fflush(stderr);
+	usleep(100 * 1000);
 	return 127;
 }
