@@ -239,12 +239,9 @@ exec_session_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	if (argc - optind != 1 || parse_long(argv[optind], &id) != 0 || id <= 0)
 		return cmd_usage_error(&cmd_exec_session_entry, "exec-session needs a session number");
 	session_exec(ctx, id, resume, run, &err);
-	/* Still here: nothing was started.  The pane shows this line; give
-	 * tmux a moment to read it before the pane dies (tmux 3.3a can drop
-	 * the last output of a process that exits at once). */
+	/* Still here: nothing was started.  The pane shows this line, and
+	 * `hqt new` got it through the FIFO as the session's exit message. */
 	cmd_error("%s", err != NULL ? err : "cannot start the session");
 	free(err);
-	fflush(stderr);
-	usleep(100 * 1000);
 	return 127;
 }
