@@ -183,6 +183,11 @@ tenv_free(struct tenv *te)
 		run_free(&r);
 	}
 	rm_rf(te->root);
+	/* A harness dying with the server may still write its record files
+	 * (recreating directories); look once more after it is gone. */
+	struct timespec ts = { 0, 200 * 1000 * 1000 };
+	nanosleep(&ts, NULL);
+	rm_rf(te->root);
 	free(te->root);
 	free(te->home);
 	free(te->socket);
