@@ -85,19 +85,6 @@ assert_one_error(const struct run *r, int code, const char *what)
 	cr_assert_eq(count_lines(r->err), 1, "%s: want one line on stderr: [%s]", what, r->err);
 }
 
-/* stdout of r as one JSON document; fails the test otherwise. */
-static json_t *
-parse_json(const struct run *r, const char *what)
-{
-	json_error_t e;
-	json_t *j;
-
-	cr_assert_eq(r->code, 0, "%s: exit %d: %s", what, r->code, r->err);
-	j = json_loads(r->out, 0, &e);
-	cr_assert_not_null(j, "%s: not JSON (%s at line %d): %s", what, e.text, e.line, r->out);
-	return j;
-}
-
 static bool
 is_string_or_null(const json_t *v)
 {
@@ -150,7 +137,7 @@ project_list(void)
 	json_t *j;
 
 	run_hqt(&r, &te, "project", "list", "--json", NULL);
-	j = parse_json(&r, "project list --json");
+	j = run_json(&r, "project list --json");
 	run_free(&r);
 	cr_assert(json_is_array(j));
 	return j;
@@ -339,7 +326,7 @@ Test(cli, plugins_json)
 	bool seen[4] = { false };
 
 	run_hqt(&r, &te, "plugins", "--json", NULL);
-	j = parse_json(&r, "plugins --json");
+	j = run_json(&r, "plugins --json");
 	run_free(&r);
 	loaded = json_object_get(j, "loaded");
 	refused = json_object_get(j, "refused");
@@ -419,7 +406,7 @@ Test(cli, doctor_json)
 	json_t *j, *c;
 
 	run_hqt(&r, &te, "doctor", "--json", NULL);
-	j = parse_json(&r, "doctor --json");
+	j = run_json(&r, "doctor --json");
 	run_free(&r);
 	assert_doctor_shape(j);
 	cr_assert(json_is_true(json_object_get(j, "ok")));
@@ -451,7 +438,7 @@ Test(cli, doctor_without_bwrap_still_ok)
 
 	run_hqt(&r, &te, "doctor", "--json", NULL);
 	cr_assert_eq(r.code, 0, "doctor without bwrap: exit %d: %s", r.code, r.err);
-	j = parse_json(&r, "doctor --json");
+	j = run_json(&r, "doctor --json");
 	run_free(&r);
 	assert_doctor_shape(j);
 	cr_assert(json_is_true(json_object_get(j, "ok")));
@@ -479,7 +466,7 @@ Test(cli, list_json_empty_is_an_array)
 	json_t *j;
 
 	run_hqt(&r, &te, "list", "--json", NULL);
-	j = parse_json(&r, "list --json");
+	j = run_json(&r, "list --json");
 	cr_assert(json_is_array(j) && json_array_size(j) == 0, "%s", r.out);
 	json_decref(j);
 	run_free(&r);
@@ -606,7 +593,7 @@ Test(cli, project_rm_refused_while_it_has_sessions)
 
 	/* Every session-bearing --json document parses too. */
 	run_hqt(&r, &te, "list", "--json", NULL);
-	j = parse_json(&r, "list --json");
+	j = run_json(&r, "list --json");
 	run_free(&r);
 	cr_assert_eq(json_array_size(j), 1);
 	s = json_array_get(j, 0);
@@ -622,7 +609,7 @@ Test(cli, project_rm_refused_while_it_has_sessions)
 	cr_assert(json_is_string(json_object_get(s, "status")));
 	json_decref(j);
 	run_hqt(&r, &te, "show", "1", "--json", NULL);
-	j = parse_json(&r, "show --json");
+	j = run_json(&r, "show --json");
 	run_free(&r);
 	cr_assert(json_is_object(j));
 	cr_assert(json_is_array(json_object_get(j, "argv")));
@@ -649,7 +636,7 @@ Test(cli, project_rm_refused_while_it_has_sessions)
 	json_decref(l);
 	cr_assert_eq(window_count(), 0, "project rm --force left the window running");
 	run_hqt(&r, &te, "list", "--json", NULL);
-	j = parse_json(&r, "list --json");
+	j = run_json(&r, "list --json");
 	cr_assert_eq(json_array_size(j), 0);
 	json_decref(j);
 	run_free(&r);

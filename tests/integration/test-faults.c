@@ -255,18 +255,6 @@ TestSuite(faults, .init = setup, .fini = teardown, .timeout = 90);
 /* ---- running hqt ---- */
 
 static void
-run_hqtv(struct run *r, const char *const *args)
-{
-	const char *argv[64] = { hqt_bin() };
-	size_t n = 1;
-
-	for (; args[n - 1] != NULL && n < 63; n++)
-		argv[n] = args[n - 1];
-	argv[n] = NULL;
-	run_argv(r, &te, argv, NULL);
-}
-
-static void
 run_hqt_va(struct run *r, const char *first, va_list ap)
 {
 	const char *args[64] = { first };
@@ -275,7 +263,7 @@ run_hqt_va(struct run *r, const char *first, va_list ap)
 	while (n < 63 && (args[n] = va_arg(ap, const char *)) != NULL)
 		n++;
 	args[n] = NULL;
-	run_hqtv(r, args);
+	run_hqtv(r, &te, args);
 }
 
 /* hqt ARGS... (NULL-terminated) */
@@ -371,25 +359,13 @@ assert_one_error(const struct run *r, int code, const char *names, const char *w
 }
 
 static json_t *
-parse(const struct run *r, const char *what)
-{
-	json_error_t e;
-	json_t *j;
-
-	cr_assert_eq(r->code, 0, "%s: exit %d: %s", what, r->code, r->err);
-	j = json_loads(r->out, 0, &e);
-	cr_assert_not_null(j, "%s: not JSON (%s): %s", what, e.text, r->out);
-	return j;
-}
-
-static json_t *
 list_json(void)
 {
 	struct run r;
 	json_t *j;
 
 	hqt(&r, "list", "--json", NULL);
-	j = parse(&r, "list --json");
+	j = run_json(&r, "list --json");
 	run_free(&r);
 	cr_assert(json_is_array(j));
 	return j;
@@ -414,7 +390,7 @@ show_json(const char *key)
 	json_t *j;
 
 	hqt(&r, "show", key, "--json", NULL);
-	j = parse(&r, "show --json");
+	j = run_json(&r, "show --json");
 	run_free(&r);
 	return j;
 }
@@ -435,7 +411,7 @@ hqt_new(const char *first, ...)
 		n++;
 	va_end(ap);
 	args[n] = NULL;
-	run_hqtv(&r, args);
+	run_hqtv(&r, &te, args);
 	cr_assert_eq(r.code, 0, "hqt new %s: exit %d: %s", first, r.code, r.err);
 	id = strtol(r.out, &end, 10);
 	cr_assert(id > 0 && strcmp(end, "\n") == 0, "hqt new printed [%s]", r.out);
@@ -668,7 +644,7 @@ assert_db_refused(const char *db, const char *want_in_error)
 	for (size_t i = 0; i < sizeof cmds / sizeof *cmds; i++) {
 		struct run r;
 		char *what = fmt("hqt %s %s", cmds[i][0], cmds[i][1] ? cmds[i][1] : "");
-		run_hqtv(&r, cmds[i]);
+		run_hqtv(&r, &te, cmds[i]);
 		assert_one_error(&r, 1, db, what);
 		if (want_in_error != NULL)
 			cr_assert_not_null(strstr(r.err, want_in_error), "%s: %s", what, r.err);
@@ -1256,7 +1232,7 @@ Test(faults, plugin_dir_missing)
 	run_free(&r);
 
 	hqt(&r, "plugins", "--json", NULL);
-	j = parse(&r, "plugins --json");
+	j = run_json(&r, "plugins --json");
 	cr_assert_eq(json_array_size(json_object_get(j, "loaded")), 0);
 	cr_assert_not_null(strstr(r.err, dir), "%s", r.err);
 	json_decref(j);
@@ -1285,7 +1261,7 @@ Test(faults, plugin_dir_empty)
 	cr_assert_not_null(strstr(r.out, "no plugins found"), "%s", r.out);
 	run_free(&r);
 	hqt(&r, "plugins", "--json", NULL);
-	j = parse(&r, "plugins --json");
+	j = run_json(&r, "plugins --json");
 	cr_assert_eq(json_array_size(json_object_get(j, "loaded")), 0);
 	cr_assert_eq(json_array_size(json_object_get(j, "refused")), 0);
 	json_decref(j);
@@ -1544,7 +1520,7 @@ Test(faults, arguments_of_100k)
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
 		char *what = fmt("case %zu (%s %.20s)", i, cases[i][0],
 				 cases[i][1] ? cases[i][1] : "");
-		run_hqtv(&r, cases[i]);
+		run_hqtv(&r, &te, cases[i]);
 		cr_assert(r.code == 1 || r.code == 2, "%s: exit %d", what, r.code);
 		cr_assert_str_empty(r.out, "%s: stdout %.100s", what, r.out);
 		assert_one_error(&r, r.code, NULL, what);
@@ -1557,7 +1533,7 @@ Test(faults, arguments_of_100k)
 	cr_assert_eq(json_array_size(l), 0, "a row was written");
 	json_decref(l);
 	hqt(&r, "project", "list", "--json", NULL);
-	l = parse(&r, "project list");
+	l = run_json(&r, "project list");
 	cr_assert_eq(json_array_size(l), 1);
 	json_decref(l);
 	run_free(&r);
@@ -1636,7 +1612,7 @@ Test(faults, control_characters_are_never_written_raw)
 	cr_assert_str_eq(json_string_value(json_object_get(in_list(l, b), "nickname")), nick2);
 	json_decref(l);
 	hqt(&r, "project", "list", "--json", NULL);
-	j = parse(&r, "project list --json");
+	j = run_json(&r, "project list --json");
 	run_free(&r);
 	bool found = false;
 	size_t i;
@@ -1661,7 +1637,7 @@ Test(faults, control_characters_are_never_written_raw)
 	};
 	for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) {
 		char *what = fmt("bad input %zu", k);
-		run_hqtv(&r, bad[k]);
+		run_hqtv(&r, &te, bad[k]);
 		cr_assert_neq(r.code, 0, "%s succeeded", what);
 		assert_one_error(&r, r.code, NULL, what);
 		assert_no_raw_controls(r.err, what);

@@ -149,18 +149,6 @@ TestSuite(sandboxed, .init = setup, .fini = teardown, .timeout = 60);
 /* ---- running hqt ---- */
 
 static void
-run_hqtv(struct run *r, const char *const *args)
-{
-	const char *argv[64] = { hqt_bin() };
-	size_t n = 1;
-
-	for (; args[n - 1] != NULL && n < 63; n++)
-		argv[n] = args[n - 1];
-	argv[n] = NULL;
-	run_argv(r, &te, argv, NULL);
-}
-
-static void
 hqt_ok(const char *what, ...)
 {
 	const char *args[64];
@@ -173,7 +161,7 @@ hqt_ok(const char *what, ...)
 		n++;
 	va_end(ap);
 	args[n] = NULL;
-	run_hqtv(&r, args);
+	run_hqtv(&r, &te, args);
 	cr_assert_eq(r.code, 0, "hqt %s: exit %d: %s", what, r.code, r.err);
 	run_free(&r);
 }
@@ -194,7 +182,7 @@ hqt_new(const char *first, ...)
 		n++;
 	va_end(ap);
 	args[n] = NULL;
-	run_hqtv(&r, args);
+	run_hqtv(&r, &te, args);
 	cr_assert_eq(r.code, 0, "hqt new %s: exit %d: %s", first, r.code, r.err);
 	id = strtol(r.out, &end, 10);
 	cr_assert(id > 0 && strcmp(end, "\n") == 0, "hqt new printed [%s]", r.out);
@@ -209,7 +197,7 @@ hqt_json(const char *const *args)
 	json_error_t e;
 	json_t *j;
 
-	run_hqtv(&r, args);
+	run_hqtv(&r, &te, args);
 	cr_assert_eq(r.code, 0, "hqt %s: exit %d: %s", args[0], r.code, r.err);
 	j = json_loads(r.out, 0, &e);
 	cr_assert_not_null(j, "hqt %s: not JSON (%s): %s", args[0], e.text, r.out);
@@ -318,7 +306,7 @@ wait_line(const char *file, long id, const char *prefix)
 			struct run r;
 			char *pane = pane_text(id);
 			static const char *const args[] = { "list", "--json", NULL };
-			run_hqtv(&r, args);
+			run_hqtv(&r, &te, args);
 			cr_assert_fail("no '%s' in %s after 5 s\n--- file:\n%s\n--- pane:\n%s\n"
 				       "--- hqt list:\n%s", prefix, file, text ? text : "(missing)",
 				       pane ? pane : "", r.out);
@@ -1003,7 +991,7 @@ Test(sandboxed, bwrap_missing_refused_with_the_fix_and_nothing_written)
 
 	env_put("PATH", bin);
 	static const char *const boxed[] = { "new", "p", "nobw", "--sandbox", NULL };
-	run_hqtv(&r, boxed);
+	run_hqtv(&r, &te, boxed);
 	cr_expect_eq(r.code, 1, "exit %d: %s", r.code, r.err);
 	cr_expect_str_empty(r.out, "printed a number: %s", r.out);
 	size_t len = strlen(r.err);
@@ -1015,11 +1003,11 @@ Test(sandboxed, bwrap_missing_refused_with_the_fix_and_nothing_written)
 	run_free(&r);
 	/* the same with --net, which implies --sandbox, and for --dry-run */
 	static const char *const implied[] = { "new", "p", "nobw", "--net", "off", NULL };
-	run_hqtv(&r, implied);
+	run_hqtv(&r, &te, implied);
 	cr_expect_eq(r.code, 1, "exit %d: %s", r.code, r.err);
 	run_free(&r);
 	static const char *const dry[] = { "new", "p", "nobw", "--sandbox", "--dry-run", NULL };
-	run_hqtv(&r, dry);
+	run_hqtv(&r, &te, dry);
 	cr_expect_eq(r.code, 1, "dry run: exit %d: %s", r.code, r.out);
 	run_free(&r);
 
@@ -1032,7 +1020,7 @@ Test(sandboxed, bwrap_missing_refused_with_the_fix_and_nothing_written)
 
 	/* doctor stays ok, says why and how to fix it */
 	static const char *const doctor[] = { "doctor", NULL };
-	run_hqtv(&r, doctor);
+	run_hqtv(&r, &te, doctor);
 	cr_expect_eq(r.code, 0, "doctor: exit %d\n%s%s", r.code, r.out, r.err);
 	char *line = line_after(r.out, "warn  bubblewrap");
 	cr_expect(line != NULL && strstr(line, "unavailable") != NULL, "%s", r.out);
@@ -1055,7 +1043,7 @@ Test(sandboxed, bwrap_missing_refused_with_the_fix_and_nothing_written)
 	cr_assert_eq(unlink(out), 0);
 	static const char *resume[] = { "resume", NULL, NULL };
 	resume[1] = num;
-	run_hqtv(&r, resume);
+	run_hqtv(&r, &te, resume);
 	cr_expect_neq(r.code, 0, "resumed without bwrap: %s", r.out);
 	cr_expect(strstr(r.err, "bwrap") != NULL, "%s", r.err);
 	cr_log_info("resume without bwrap: %s", r.err);
@@ -1120,7 +1108,7 @@ dry_run(const char *const *args)
 	struct run r;
 	char *line;
 
-	run_hqtv(&r, args);
+	run_hqtv(&r, &te, args);
 	cr_assert_eq(r.code, 0, "dry run: %s", r.err);
 	cr_assert_str_empty(r.err);
 	line = strdup(r.out);

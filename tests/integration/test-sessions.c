@@ -111,18 +111,6 @@ TestSuite(sessions, .init = setup, .fini = teardown, .timeout = 60);
 
 /* ---- running hqt ---- */
 
-static void
-run_hqtv(struct run *r, const char *const *args)
-{
-	const char *argv[64] = { hqt_bin() };
-	size_t n = 1;
-
-	for (; args[n - 1] != NULL && n < 63; n++)
-		argv[n] = args[n - 1];
-	argv[n] = NULL;
-	run_argv(r, &te, argv, NULL);
-}
-
 /* hqt ARGS... must succeed. */
 static void
 hqt_ok(const char *what, ...)
@@ -137,7 +125,7 @@ hqt_ok(const char *what, ...)
 		n++;
 	va_end(ap);
 	args[n] = NULL;
-	run_hqtv(&r, args);
+	run_hqtv(&r, &te, args);
 	cr_assert_eq(r.code, 0, "hqt %s: exit %d: %s", what, r.code, r.err);
 	run_free(&r);
 }
@@ -158,24 +146,12 @@ hqt_new(const char *first, ...)
 		n++;
 	va_end(ap);
 	args[n] = NULL;
-	run_hqtv(&r, args);
+	run_hqtv(&r, &te, args);
 	cr_assert_eq(r.code, 0, "hqt new %s: exit %d: %s", first, r.code, r.err);
 	id = strtol(r.out, &end, 10);
 	cr_assert(id > 0 && strcmp(end, "\n") == 0, "hqt new printed [%s]", r.out);
 	run_free(&r);
 	return id;
-}
-
-static json_t *
-parse(const struct run *r, const char *what)
-{
-	json_error_t e;
-	json_t *j;
-
-	cr_assert_eq(r->code, 0, "%s: exit %d: %s", what, r->code, r->err);
-	j = json_loads(r->out, 0, &e);
-	cr_assert_not_null(j, "%s: not JSON (%s): %s", what, e.text, r->out);
-	return j;
 }
 
 static json_t *
@@ -185,8 +161,8 @@ list_json(void)
 	struct run r;
 	json_t *j;
 
-	run_hqtv(&r, args);
-	j = parse(&r, "list --json");
+	run_hqtv(&r, &te, args);
+	j = run_json(&r, "list --json");
 	run_free(&r);
 	cr_assert(json_is_array(j));
 	return j;
@@ -226,8 +202,8 @@ show_json(const char *key)
 	struct run r;
 	json_t *j;
 
-	run_hqtv(&r, args);
-	j = parse(&r, "show --json");
+	run_hqtv(&r, &te, args);
+	j = run_json(&r, "show --json");
 	run_free(&r);
 	return j;
 }
@@ -613,7 +589,7 @@ Test(sessions, claude_without_transcript_spawns_again_with_the_same_id)
 	rec_free(&r);
 
 	hqt_ok("kill", "kill", "1", NULL);
-	run_hqtv(&out, args);
+	run_hqtv(&out, &te, args);
 	cr_assert_eq(out.code, 0, "%s", out.err);
 	cr_assert_str_eq(out.out, "1 respawned\n");
 	run_free(&out);
@@ -643,7 +619,7 @@ Test(sessions, claude_with_transcript_resumes)
 	wait_status(&id, 1, "working", 3000);
 	set_control("idle");
 	hqt_ok("kill", "kill", "1", NULL);
-	run_hqtv(&out, args);
+	run_hqtv(&out, &te, args);
 	cr_assert_eq(out.code, 0, "%s", out.err);
 	cr_assert_str_eq(out.out, "1 resumed\n");
 	run_free(&out);
@@ -734,7 +710,7 @@ Test(sessions, codex_id_from_its_own_rollout_not_the_subagents)
 
 	set_control("idle");
 	hqt_ok("kill", "kill", "1", NULL);
-	run_hqtv(&out, args);
+	run_hqtv(&out, &te, args);
 	cr_assert_eq(out.code, 0, "%s", out.err);
 	cr_assert_str_eq(out.out, "1 resumed\n");
 	run_free(&out);
@@ -771,7 +747,7 @@ Test(sessions, codex_rung_two_when_resume_fails)
 	hqt_ok("kill", "kill", "1", NULL);
 	/* The conversation is gone: `codex resume ID` fails, so rung 2 runs fresh. */
 	cr_assert_eq(unlink(main_path), 0);
-	run_hqtv(&out, args);
+	run_hqtv(&out, &te, args);
 	cr_assert_eq(out.code, 0, "%s", out.err);
 	cr_assert_str_eq(out.out, "1 respawned\n");
 	run_free(&out);
@@ -831,7 +807,7 @@ Test(sessions, kiro_resumes_by_captured_id)
 	rec_free(&r);
 
 	hqt_ok("kill", "kill", "1", NULL);
-	run_hqtv(&out, args);
+	run_hqtv(&out, &te, args);
 	cr_assert_eq(out.code, 0, "%s", out.err);
 	cr_assert_str_eq(out.out, "1 resumed\n");
 	run_free(&out);
@@ -857,7 +833,7 @@ Test(sessions, kiro_without_id_resumes_the_latest)
 	/* Gone before hqt ever looked: nothing to resume by id. */
 	cr_assert_eq(unlink(path), 0);
 	hqt_ok("kill", "kill", "1", NULL);
-	run_hqtv(&out, args);
+	run_hqtv(&out, &te, args);
 	cr_assert_eq(out.code, 0, "%s", out.err);
 	run_free(&out);
 	wait_starts("kiro-cli", 2);
@@ -914,7 +890,7 @@ Test(sessions, resume_all_after_tmux_kill_server)
 	}
 	wait_status(ids, 4, "gone", 3000);
 
-	run_hqtv(&out, args);
+	run_hqtv(&out, &te, args);
 	cr_assert_eq(out.code, 0, "resume --all: %s", out.err);
 	cr_assert_str_eq(out.out, "1 resumed\n2 resumed\n3 resumed\n4 respawned\n", "%s",
 			 out.out);
@@ -946,7 +922,7 @@ Test(sessions, resume_all_after_tmux_kill_server)
 		free(sids[i]);
 	}
 	/* Nothing left to bring back. */
-	run_hqtv(&out, args);
+	run_hqtv(&out, &te, args);
 	cr_assert_eq(out.code, 0, "%s", out.err);
 	cr_assert_str_empty(out.out);
 	run_free(&out);
@@ -1042,7 +1018,7 @@ Test(sessions, hostile_nickname_model_and_path_reach_the_harness_unchanged)
 
 	/* The table stays one line per session. */
 	static const char *const list[] = { "list", NULL };
-	run_hqtv(&out, list);
+	run_hqtv(&out, &te, list);
 	cr_assert_eq(out.code, 0);
 	int lines = 0;
 	for (char *p = out.out; *p; p++)
@@ -1087,7 +1063,7 @@ dry_run(const char *const *args)
 	char *line;
 	size_t len;
 
-	run_hqtv(&r, args);
+	run_hqtv(&r, &te, args);
 	cr_assert_eq(r.code, 0, "dry run: %s", r.err);
 	cr_assert_str_empty(r.err);
 	line = strdup(r.out);
@@ -1162,7 +1138,7 @@ Test(sessions, harness_missing_keeps_the_row_exited_with_the_error)
 	json_t *l, *s;
 
 	env_put("PATH", "/usr/bin:/bin");
-	run_hqtv(&r, args);
+	run_hqtv(&r, &te, args);
 	cr_assert_eq(r.code, 1, "exit %d: %s", r.code, r.err);
 	cr_assert_str_eq(r.out, "1\n");
 	cr_assert(strncmp(r.err, "hqt: ", 5) == 0);
@@ -1188,7 +1164,7 @@ Test(sessions, harness_that_dies_at_once_shows_its_first_line)
 	long id = 1;
 	json_t *l;
 
-	run_hqtv(&r, args);
+	run_hqtv(&r, &te, args);
 	cr_assert_str_eq(r.out, "1\n", "%s", r.err);
 	run_free(&r);
 	wait_status(&id, 1, "exited", 3000);
@@ -1200,7 +1176,7 @@ Test(sessions, harness_that_dies_at_once_shows_its_first_line)
 
 	/* A resume that dies at once says why, too. */
 	const char *const resume[] = { "resume", "1", NULL };
-	run_hqtv(&r, resume);
+	run_hqtv(&r, &te, resume);
 	cr_assert_eq(r.code, 1);
 	cr_assert_not_null(strstr(r.err, "nonexistent-hqt-test-dir"), "%s", r.err);
 	run_free(&r);
@@ -1220,12 +1196,12 @@ Test(sessions, nicknames_are_unique_per_project)
 	mkdir(q, 0755);
 	hqt_ok("project add", "project", "add", "q", q, NULL);
 	cr_assert_eq(hqt_new("p", "claude", "--nickname", "a", NULL), 1);
-	run_hqtv(&r, dup);
+	run_hqtv(&r, &te, dup);
 	cr_assert_eq(r.code, 1, "a second 'a' in p: exit %d", r.code);
 	cr_assert_str_empty(r.out);
 	cr_assert_not_null(strstr(r.err, "'a'"), "%s", r.err);
 	run_free(&r);
-	run_hqtv(&r, digits);
+	run_hqtv(&r, &te, digits);
 	cr_assert_neq(r.code, 0, "an all-digit nickname was taken");
 	run_free(&r);
 	long b = hqt_new("q", "claude", "--nickname", "a", NULL);
@@ -1235,7 +1211,7 @@ Test(sessions, nicknames_are_unique_per_project)
 	cr_assert_eq(json_array_size(l), 2);
 	json_decref(l);
 	cr_assert_eq(hqt_windows(), 2, "a refused session left a window");
-	run_hqtv(&r, ambiguous);
+	run_hqtv(&r, &te, ambiguous);
 	cr_assert_eq(r.code, 1);
 	cr_assert_not_null(strstr(r.err, "ambiguous"), "%s", r.err);
 	run_free(&r);
@@ -1340,8 +1316,8 @@ Test(sessions, twenty_concurrent_project_adds_and_news)
 
 	static const char *const plist[] = { "project", "list", "--json", NULL };
 	struct run r;
-	run_hqtv(&r, plist);
-	l = parse(&r, "project list --json");
+	run_hqtv(&r, &te, plist);
+	l = run_json(&r, "project list --json");
 	run_free(&r);
 	cr_assert_eq(json_array_size(l), N + 1);
 	json_decref(l);
@@ -1489,7 +1465,7 @@ Test(sessions, attach_without_a_terminal_or_a_window_says_why)
 
 	hqt_new("p", "claude", NULL);
 	/* Not a terminal (the test's pipes): one line naming the command. */
-	run_hqtv(&r, args);
+	run_hqtv(&r, &te, args);
 	cr_assert_eq(r.code, 1, "%s", r.err);
 	cr_assert(strncmp(r.err, "hqt: ", 5) == 0, "%s", r.err);
 	cr_assert_eq(strchr(r.err, '\n'), r.err + strlen(r.err) - 1, "one line: %s", r.err);
@@ -1498,7 +1474,7 @@ Test(sessions, attach_without_a_terminal_or_a_window_says_why)
 	cr_assert_eq(windows_named("hqt-1"), 1, "a failed attach touched the window");
 
 	hqt_ok("kill", "kill", "1", NULL);
-	run_hqtv(&r, args);
+	run_hqtv(&r, &te, args);
 	cr_assert_eq(r.code, 1);
 	cr_assert_not_null(strstr(r.err, "hqt resume 1"), "%s", r.err);
 	run_free(&r);

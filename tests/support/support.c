@@ -1,6 +1,9 @@
 /* support.c: helpers shared by the Criterion tests. */
 #include "support.h"
 
+#include <criterion/criterion.h>
+#include <jansson.h>
+
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -327,6 +330,30 @@ run_hqt(struct run *r, const struct tenv *te, ...)
 	va_start(ap, te);
 	run_va(r, te, first, 1, ap);
 	va_end(ap);
+}
+
+void
+run_hqtv(struct run *r, const struct tenv *te, const char *const *args)
+{
+	const char *argv[256] = { hqt_bin() };
+	size_t n = 1;
+
+	for (; args[n - 1] != NULL && n < 255; n++)
+		argv[n] = args[n - 1];
+	argv[n] = NULL;
+	run_argv(r, te, argv, NULL);
+}
+
+json_t *
+run_json(const struct run *r, const char *what)
+{
+	json_error_t e;
+	json_t *j;
+
+	cr_assert_eq(r->code, 0, "%s: exit %d: %s", what, r->code, r->err);
+	j = json_loads(r->out, 0, &e);
+	cr_assert_not_null(j, "%s: not JSON (%s): %s", what, e.text, r->out);
+	return j;
 }
 
 void

@@ -38,6 +38,12 @@ void run_argv(struct run *r, const struct tenv *te, const char *const *argv,
 	      const char *input);
 /* Run the built hqt with the given arguments (NULL-terminated). */
 void run_hqt(struct run *r, const struct tenv *te, ...);
+/* The same with a NULL-terminated argument vector. */
+void run_hqtv(struct run *r, const struct tenv *te, const char *const *args);
+/* r's stdout as JSON, asserting that hqt exited 0 and printed one document
+ * (`what` names the command in the failure message).  Caller json_decref's. */
+struct json_t;
+struct json_t *run_json(const struct run *r, const char *what);
 /* Run `tmux -L <te->socket> ...` (NULL-terminated arguments). */
 void run_tmux(struct run *r, const struct tenv *te, ...);
 void run_free(struct run *r);
