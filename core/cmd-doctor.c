@@ -49,30 +49,27 @@ add(struct report *r, const char *name, bool ok, bool fatal, char *detail, char 
 				       ok ? (free(fix), NULL) : fix };
 }
 
+/* tmux_version also enforces the oldest tmux hqt works with. */
 static void
-check_tmux(struct report *r)
+check_tmux(struct report *r, struct cmd_ctx *ctx)
 {
-	char *path = find_in_path("tmux", NULL), *err = NULL;
-	char *const argv[] = { (char *)"tmux", (char *)"-V", NULL };
-	struct spawn_result res;
+	char *path = find_in_path("tmux", NULL), *text = NULL, *err = NULL;
 
 	if (path == NULL) {
 		add(r, "tmux", false, true, xstrdup("tmux not found on PATH"),
 		    xstrdup("install it: sudo apt-get install tmux"));
 		return;
 	}
-	if (spawn_capture(argv, NULL, NULL, &res, &err) != 0 || res.status != 0) {
-		add(r, "tmux", false, true, xasprintf("%s -V failed: %s", path,
-			err != NULL ? err : trim(res.err)),
-		    xstrdup("reinstall it: sudo apt-get install --reinstall tmux"));
-		if (err == NULL)
-			spawn_result_free(&res);
+	if (cmd_tmux(ctx) != 0 || tmux_version(&ctx->tmux, NULL, NULL, &text, &err) != 0) {
+		add(r, "tmux", false, true, xasprintf("%s: %s", path, err ? err : "unusable"),
+		    xasprintf("install tmux %d.%d or newer: sudo apt-get install tmux",
+			      TMUX_MIN_MAJOR, TMUX_MIN_MINOR));
 		free(err);
 		free(path);
 		return;
 	}
-	add(r, "tmux", true, true, xasprintf("%s (%s)", trim(res.out), path), NULL);
-	spawn_result_free(&res);
+	add(r, "tmux", true, true, xasprintf("%s (%s)", text, path), NULL);
+	free(text);
 	free(path);
 }
 
@@ -214,7 +211,7 @@ cmd_doctor_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	add(&r, "config", true, true,
 	    ctx->cfg.path ? xasprintf("using %s", ctx->cfg.path)
 			  : xstrdup("no hqt.ini found; using built-in defaults"), NULL);
-	check_tmux(&r);
+	check_tmux(&r, ctx);
 	check_bwrap(&r);
 	check_db(&r, ctx->cfg.db_path);
 	cmd_registry(ctx);
