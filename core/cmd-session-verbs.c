@@ -174,17 +174,19 @@ resume_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	return rc;
 }
 
+/* kill and rm: look the session up, act, report. */
 static int
-kill_exec(struct cmd_ctx *ctx, int argc, char **argv)
+act(struct cmd_ctx *ctx, const struct cmd_entry *e, int argc, char **argv,
+    int (*fn)(struct cmd_ctx *, const struct db_session *, char **))
 {
 	struct db_session *s;
 	char *err = NULL;
 	int rc;
 
-	if ((s = one_session(ctx, &cmd_kill_entry, argc, argv, &rc)) == NULL)
+	if ((s = one_session(ctx, e, argc, argv, &rc)) == NULL)
 		return rc;
 	rc = EXIT_OK;
-	if (session_kill(ctx, s, &err) != 0) {
+	if (fn(ctx, s, &err) != 0) {
 		cmd_error("%s", err);
 		free(err);
 		rc = EXIT_FAIL;
@@ -194,22 +196,15 @@ kill_exec(struct cmd_ctx *ctx, int argc, char **argv)
 }
 
 static int
+kill_exec(struct cmd_ctx *ctx, int argc, char **argv)
+{
+	return act(ctx, &cmd_kill_entry, argc, argv, session_kill);
+}
+
+static int
 rm_exec(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	struct db_session *s;
-	char *err = NULL;
-	int rc;
-
-	if ((s = one_session(ctx, &cmd_rm_entry, argc, argv, &rc)) == NULL)
-		return rc;
-	rc = EXIT_OK;
-	if (session_rm(ctx, s, &err) != 0) {
-		cmd_error("%s", err);
-		free(err);
-		rc = EXIT_FAIL;
-	}
-	db_session_free(s);
-	return rc;
+	return act(ctx, &cmd_rm_entry, argc, argv, session_rm);
 }
 
 static int
