@@ -452,7 +452,7 @@ tmux_ensure_session(const struct tmux *t, char **err)
 {
 	struct strv a = STRV_INIT;
 	struct spawn_result r;
-	char *e = NULL;
+	char *e = NULL, *home;
 	int rc;
 
 	tmux_argv_init(t, &a);
@@ -462,7 +462,23 @@ tmux_ensure_session(const struct tmux *t, char **err)
 	tmux_argv_word(&a, t->session);
 	strv_push(&a, "-n");
 	strv_push(&a, TMUX_HOME_WINDOW);
+	/*
+	 * The home window runs the server's default shell, which for a
+	 * service account (login shell /usr/sbin/nologin, $SHELL unset, as
+	 * under cron or systemd) exits at once; with it the session, and with
+	 * the session the server, went away before our window was in it.
+	 * Chained, so it holds before tmux reaps that shell.
+	 */
+	home = xasprintf("=%s:" TMUX_HOME_WINDOW, t->session);
+	tmux_argv_sep(&a);
+	strv_push(&a, "set-option");
+	strv_push(&a, "-w");
+	strv_push(&a, "-t");
+	strv_push(&a, home);
+	strv_push(&a, "remain-on-exit");
+	strv_push(&a, "on");
 	rc = run_full(t, &a, &r, &e);
+	free(home);
 	strv_clear(&a);
 	/* Two hqt processes racing: the loser's "duplicate session" is success. */
 	if (rc == -1 && err_has(&r, "duplicate session"))

@@ -815,6 +815,30 @@ Test(tmux, new_window_creates_the_session_on_demand)
 	free(out);
 }
 
+/*
+ * A user whose shell exits at once (login shell /usr/sbin/nologin and no
+ * $SHELL, as for a service account under cron or systemd): the home window
+ * dies the moment it starts, and the session and server must not go with it
+ * before our window is in.  /bin/false passes tmux's shell check.
+ */
+Test(tmux, home_window_whose_shell_exits_at_once)
+{
+	struct tmux_window w;
+	char *const argv[] = { "sleep", "60", NULL };
+	char *out, *err = NULL;
+
+	setenv("SHELL", "/bin/false", 1);
+	for (int i = 0; i < 5; i++) {
+		new_window("hqt-1", D, argv, NULL, &w);
+		cr_assert_eq(tmux_server_running(&T, &err), 1, "%s", err);
+		out = tmux_out("list-windows", "-t", "=hqt:", "-F", "#{window_name}", NULL);
+		cr_assert_str_eq(out, "hqt-home\nhqt-1\n", "%s", out);
+		free(out);
+		tmux_kill_server(&T, NULL);
+	}
+	unsetenv("SHELL");
+}
+
 Test(tmux, list_panes_one_call_all_fields)
 {
 	struct tmux_window alive, dead, other;
