@@ -37,6 +37,8 @@ harness_json(const struct harness *h)
 			json_object_set_new(b, "seed", json_true());
 		if (binds.v[i].flags & HQT_BIND_PROTECT)
 			json_object_set_new(b, "protect", json_true());
+		if (binds.v[i].flags & HQT_BIND_PROJECT)
+			json_object_set_new(b, "project", json_true());
 		json_array_append_new(jb, b);
 	}
 	json_object_set_new(o, "binds", jb);

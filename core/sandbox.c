@@ -49,9 +49,17 @@ sandbox_policy_free(struct sandbox_policy *p)
 	sandbox_policy_init(p);
 }
 
+static bool rel_safe(const char *rel);
+
 void
 sandbox_policy_add_bind(struct sandbox_policy *p, const char *path, unsigned flags)
 {
+	if (flags & HQT_BIND_PROJECT) {
+		/* A project name: relative, inside; only ever protected. */
+		if (path[0] == '/' || !rel_safe(path))
+			return;
+		flags = HQT_BIND_PROJECT | HQT_BIND_PROTECT;
+	}
 	for (size_t i = 0; i < p->nbinds; i++)
 		if (p->binds[i].flags == flags && strcmp(p->binds[i].path, path) == 0)
 			return;
@@ -117,6 +125,8 @@ sandbox_policy_to_json(const struct sandbox_policy *p, char **err)
 		json_object_set_new(b, "writable", json_boolean(f & HQT_BIND_RW));
 		json_object_set_new(b, "seed", json_boolean(f & HQT_BIND_SEED));
 		json_object_set_new(b, "protect", json_boolean(f & HQT_BIND_PROTECT));
+		if (f & HQT_BIND_PROJECT)
+			json_object_set_new(b, "project", json_true());
 		json_array_append_new(binds, b);
 	}
 	for (size_t i = 0; i < p->env_names.n; i++) {
@@ -200,21 +210,32 @@ sandbox_policy_from_json(struct sandbox_policy *p, const char *text, size_t len,
 		for (size_t i = 0; i < json_array_size(v); i++) {
 			json_t *b = json_array_get(v, i), *jp = json_object_get(b, "path");
 			const char *path = json_string_value(jp);
-			bool w, s, pr;
+			bool w, s, pr, pj;
 
-			if (!json_is_object(b) || path == NULL || path[0] != '/' ||
+			if (!json_is_object(b) || path == NULL ||
 			    strlen(path) != json_string_length(jp) ||
 			    json_string_length(jp) >= PATH_MAX) {
-				set_err(err, "sandbox policy: binds[%zu] needs an absolute \"path\"", i);
+				set_err(err, "sandbox policy: binds[%zu] needs a \"path\"", i);
 				goto fail;
 			}
 			if (json_flag(b, "writable", &w, i, err) < 0 ||
 			    json_flag(b, "seed", &s, i, err) < 0 ||
-			    json_flag(b, "protect", &pr, i, err) < 0)
+			    json_flag(b, "protect", &pr, i, err) < 0 ||
+			    json_flag(b, "project", &pj, i, err) < 0)
 				goto fail;
+			if (pj && (path[0] == '/' || !rel_safe(path) || !pr)) {
+				set_err(err, "sandbox policy: binds[%zu] is a project path: "
+					"relative, without \"..\", and protected", i);
+				goto fail;
+			}
+			if (!pj && path[0] != '/') {
+				set_err(err, "sandbox policy: binds[%zu] needs an absolute \"path\"", i);
+				goto fail;
+			}
 			sandbox_policy_add_bind(&np, path, (w ? HQT_BIND_RW : 0) |
 							   (s ? HQT_BIND_SEED : 0) |
-							   (pr ? HQT_BIND_PROTECT : 0));
+							   (pr ? HQT_BIND_PROTECT : 0) |
+							   (pj ? HQT_BIND_PROJECT : 0));
 		}
 	}
 
@@ -873,6 +894,62 @@ rel_safe(const char *rel)
 	return *rel != '\0';
 }
 
+/*
+ * A project name that a harness run later outside would obey (HQT_BIND_PROJECT):
+ * read-only inside, with every directory above it pinned.  Walked one
+ * component at a time without following links: a link could point
+ * anywhere, and a session could swap it for a directory of its own, so one
+ * on the way is refused.  The first missing component of a directory name
+ * is created (empty) with the rest; a missing file stays missing.  A file
+ * where a directory belongs is itself made read-only, so nothing can
+ * replace it.
+ */
+static int
+plan_project_file(struct plan *pl, const char *rel, char **err)
+{
+	bool want_dir = rel[strlen(rel) - 1] == '/', missing = false;
+	char *path = xstrdup(pl->project);
+	const char *s = rel;
+	int rc = 0;
+
+	while (*s != '\0') {
+		size_t len = strcspn(s, "/");
+		char *comp = xstrndup(s, len), *next = path_join(path, comp);
+		struct stat st;
+
+		free(comp);
+		free(path);
+		path = next;
+		s += len;
+		if (*s == '/')
+			s++;
+		if (missing) {
+			push_unique(&pl->mk_dirs, path); /* parents first */
+			continue;
+		}
+		if (lstat(path, &st) != 0) {
+			if (errno != ENOENT || !want_dir)
+				goto out;
+			missing = true;
+			push_unique(&pl->mk_dirs, path);
+			continue;
+		}
+		if (S_ISLNK(st.st_mode)) {
+			set_err(err, "sandbox: '%s' is a symbolic link, which a writable session "
+				"could replace with settings of its own: make it a real %s, or "
+				"use --fs ro", path, want_dir || *s != '\0' ? "directory" : "file");
+			rc = -1;
+			goto out;
+		}
+		if (*s == '\0' || !S_ISDIR(st.st_mode))
+			break;
+	}
+	protect_path(pl, path);
+out:
+	free(path);
+	return rc;
+}
+
 static int
 plan_build(const struct sandbox_input *in, struct plan *pl, char **err)
 {
@@ -930,6 +1007,8 @@ plan_build(const struct sandbox_input *in, struct plan *pl, char **err)
 		const struct bind *b = &pol->binds[i];
 		char *real;
 
+		if (b->path != NULL && (b->flags & HQT_BIND_PROJECT))
+			continue;
 		if (b->path == NULL || b->path[0] != '/') {
 			set_err(err, "sandbox: bind '%s' is not an absolute path",
 				b->path != NULL ? b->path : "");
@@ -968,6 +1047,11 @@ plan_build(const struct sandbox_input *in, struct plan *pl, char **err)
 
 		if (!(b->flags & HQT_BIND_PROTECT) || (b->flags & HQT_BIND_SEED))
 			continue;
+		if (b->flags & HQT_BIND_PROJECT) {
+			if (pol->fs_rw && plan_project_file(pl, b->path, err) < 0)
+				goto fail;
+			continue;
+		}
 		real = walk_links(b->path, &pl->link_at, &pl->link_to);
 		if (real != NULL) {
 			protect_path(pl, real);

@@ -18,7 +18,9 @@
  * absolute host path with HQT_BIND_RO/RW/SEED/PROTECT flags:
  *   RO, RW   bound at its real path, read-only or writable;
  *   SEED     a file under $HOME copied once into the private home (never bound);
- *   PROTECT  bound read-only on top of whatever writable bind holds it.
+ *   PROTECT  bound read-only on top of whatever writable bind holds it;
+ * and the project names of every loaded harness (PROJECT|PROTECT, the path
+ * relative to the project, "/" ending a directory): read-only with fs = rw.
  * env_names are [sandbox] env: host variables passed in by name.
  */
 struct sandbox_policy {

@@ -775,6 +775,18 @@ new_policy(struct cmd_ctx *ctx, const struct harness *h, const struct session_re
 	sandbox_policy_init(&pol);
 	sandbox_policy_from_config(&pol, &ctx->cfg.sandbox, &binds);
 	binds_clear(&binds);
+	/*
+	 * What every other harness would obey in this project when run outside
+	 * later (a claude session must not plant .codex/config.toml either):
+	 * their project names too (check_request loaded every plugin).
+	 */
+	for (size_t i = 0; i < ctx->reg.nharnesses; i++) {
+		harness_binds(&ctx->reg.harnesses[i], &binds);
+		for (size_t j = 0; j < binds.n; j++)
+			if (binds.v[j].flags & HQT_BIND_PROJECT)
+				sandbox_policy_add_bind(&pol, binds.v[j].path, binds.v[j].flags);
+		binds_clear(&binds);
+	}
 	if (r->fs_rw >= 0)
 		pol.fs_rw = r->fs_rw != 0;
 	if (r->net >= 0)
@@ -788,6 +800,8 @@ static int
 check_request(struct cmd_ctx *ctx, const struct session_request *r, struct db_project **proj,
 	      const struct harness **h, char **json, char **hsid, char **err)
 {
+	bool on;
+
 	*proj = NULL;
 	*json = NULL;
 	*hsid = NULL;
@@ -805,6 +819,12 @@ check_request(struct cmd_ctx *ctx, const struct session_request *r, struct db_pr
 	}
 	if (db_project_get(ctx->db, r->project, proj, err) != 0)
 		return -1;
+	/* A sandbox needs every plugin (new_policy); load them before *h
+	 * points into the registry. */
+	if (resolve_sandbox(ctx, r, &on) == 0 && on && cmd_registry(ctx) != 0) {
+		set_err(err, "cannot load plugins");
+		goto fail;
+	}
 	if ((*h = find_harness(ctx, r->harness, err)) == NULL)
 		goto fail;
 	if (new_policy(ctx, *h, r, json, err) != 0)

@@ -28,7 +28,7 @@ extern "C" {
 #endif
 
 #define HQT_PLUGIN_ABI_MAJOR 1
-#define HQT_PLUGIN_ABI_MINOR 0
+#define HQT_PLUGIN_ABI_MINOR 1  /* 1: HQT_BIND_PROJECT */
 
 #define HQT_PLUGIN_ENTRY "hqt_plugin_query"
 
@@ -62,6 +62,17 @@ enum hqt_status {
 /* Re-bound read-only on top of a writable bind (settings the unsandboxed
  * harness would run later). */
 #define HQT_BIND_PROTECT  (1u << 2)
+/*
+ * ABI 1.1.  With HQT_BIND_PROTECT: the path is relative to the project
+ * directory (".claude/", ".mcp.json"; no "..", no leading '/') and names
+ * what the harness, run unsandboxed in that project later, would execute or
+ * obey.  The host keeps it read-only in every writable sandboxed session of
+ * the project, whichever harness runs there.  A name ending in '/' is a
+ * directory, created empty when missing so that nothing can be planted in
+ * its place; a missing file is left alone (it would show up in the
+ * project).  Other flags are ignored with it.
+ */
+#define HQT_BIND_PROJECT  (1u << 3)
 
 /* Descriptor flags. */
 /* The harness picks its own session id; the host calls capture_session_id. */
@@ -149,7 +160,8 @@ struct hqt_plugin {
 	 * build_resume append them themselves when req->sandboxed.  Optional. */
 	void (*skip_permission_flags)(const struct hqt_ctx *ctx,
 				      struct hqt_strlist *out);
-	/* Host paths the harness needs inside a sandbox. Optional. */
+	/* Host paths the harness needs inside a sandbox, and (ABI 1.1) the
+	 * project files it must find untouched (HQT_BIND_PROJECT). Optional. */
 	void (*sandbox_binds)(const struct hqt_ctx *ctx, struct hqt_binds *out);
 
 	/* Required. argv, env and cwd of a fresh session. */

@@ -30,6 +30,13 @@ static const char *const PROTECTED[] = {
 	"~/.claude/settings.json", "~/.claude/settings.local.json",
 	"~/.claude/hooks", "~/.claude/plugins", NULL,
 };
+/*
+ * In the project, what claude run there later obeys: .claude/ holds
+ * settings.json and settings.local.json (hooks, statusLine, MCP approval),
+ * agents, commands and skills (whose scripts it runs); .mcp.json declares
+ * MCP servers it starts.  Read-only in a writable sandbox.
+ */
+static const char *const PROJECT_PROTECTED[] = {".claude/", ".mcp.json", NULL};
 static const char *const WORKING_MARKERS[] = {
 	/* the spinner line "<glyph> <Gerund>… (<elapsed> · ..." */
 	"· *… (", "✢ *… (", "✳ *… (", "✶ *… (", "✻ *… (", "✽ *… (",
@@ -57,6 +64,7 @@ sandbox_binds(const struct hqt_ctx *ctx, struct hqt_binds *out)
 	bind_path(ctx, out, STATE_FILE, HQT_BIND_SEED | HQT_BIND_RW);
 	for (const char *const *p = PROTECTED; *p; p++)
 		bind_path(ctx, out, *p, HQT_BIND_PROTECT);
+	bind_project(out, PROJECT_PROTECTED);
 }
 
 static int

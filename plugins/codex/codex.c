@@ -25,6 +25,9 @@ static const char DEFAULT_HOME[] = "~/.codex";
 /* Under the codex home; what the unsandboxed codex would run later (MCP
  * servers, notify), so read-only inside. */
 static const char *const PROTECTED[] = {"config.toml", NULL};
+/* In the project: .codex/ (config.toml with notify and MCP servers, rules,
+ * hooks), loaded when the project is trusted. */
+static const char *const PROJECT_PROTECTED[] = {".codex/", NULL};
 /* <home>/sessions/YYYY/MM/DD/rollout-*.jsonl or .jsonl.zst; the first line is
  * {"type":"session_meta","payload":{"id","timestamp","cwd","source",...}}. */
 static const char SESSIONS_DIR[] = "sessions";
@@ -75,6 +78,7 @@ sandbox_binds(const struct hqt_ctx *ctx, struct hqt_binds *out)
 		free(path);
 	}
 	free(home);
+	bind_project(out, PROJECT_PROTECTED);
 }
 
 static int

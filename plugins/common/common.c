@@ -317,6 +317,13 @@ bind_path(const struct hqt_ctx *ctx, struct hqt_binds *out, const char *path, un
 	free(p);
 }
 
+void
+bind_project(struct hqt_binds *out, const char *const names[])
+{
+	for (const char *const *p = names; *p; p++)
+		host->bind_add(out, *p, HQT_BIND_PROJECT | HQT_BIND_PROTECT);
+}
+
 bool
 same_dir(const char *a, const char *b)
 {

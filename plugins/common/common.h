@@ -72,6 +72,8 @@ char *home_path(const struct hqt_ctx *ctx, const char *path);
 /* host->bind_add of home_path(path). */
 void bind_path(const struct hqt_ctx *ctx, struct hqt_binds *out, const char *path,
 	       unsigned flags);
+/* host->bind_add of each project name (".claude/"), protected. */
+void bind_project(struct hqt_binds *out, const char *const names[]);
 /* True when two paths name the same directory (equal, or equal realpaths). */
 bool same_dir(const char *a, const char *b);
 /* Of a regular file: 0 with its mtime and birth time (the mtime where the

@@ -15,6 +15,10 @@
  *   binds                  comma list of host paths the harness needs in a
  *                          sandbox, writable; a ":ro" suffix makes one
  *                          read-only (e.g. ~/.aider.conf.yml:ro)
+ *   project_protect        comma list of names in the project that the
+ *                          harness run there later obeys (".aider.conf.yml",
+ *                          "hooks/" for a directory): read-only in every
+ *                          writable sandboxed session of the project
  *   env                    comma list of NAME=VALUE set for the harness
  *   working_markers, waiting_markers   screen markers (see common.h)
  * command, resume_command and skip_permission_flags are split on blanks into
@@ -22,7 +26,7 @@
  */
 static const char *const CONFIG_KEYS[] = {
 	"plugin", "command", "resume_command", "skip_permission_flags", "model_flag",
-	"binds", "env", "working_markers", "waiting_markers", NULL,
+	"binds", "project_protect", "env", "working_markers", "waiting_markers", NULL,
 };
 static const char BLANKS[] = " \t";
 static const char RO_SUFFIX[] = ":ro";
@@ -48,12 +52,31 @@ env_name_ok(const char *s, size_t n)
 	return true;
 }
 
+/* Relative, inside: no leading '/' or '~', no empty, "." or ".." part. */
+static bool
+project_name_ok(const char *s)
+{
+	if (s[0] == '\0' || s[0] == '/' || s[0] == '~')
+		return false;
+	while (*s != '\0') {
+		size_t n = strcspn(s, "/");
+
+		if (n == 0 || (n == 1 && s[0] == '.') || (n == 2 && !strncmp(s, "..", 2)))
+			return false;
+		s += n;
+		if (*s == '/')
+			s++;
+	}
+	return true;
+}
+
 static int
 configure(const struct hqt_ctx *ctx, struct hqt_error *err)
 {
 	const char *resume = host->conf_get(ctx, "resume_command");
 	char **cmd = conf_words(ctx, "command", BLANKS);
 	char **env = conf_words(ctx, "env", ",");
+	char **protect = conf_words(ctx, "project_protect", ",");
 	int ret = 0;
 
 	if (!cmd[0]) {
@@ -71,8 +94,16 @@ configure(const struct hqt_ctx *ctx, struct hqt_error *err)
 			ret = HQT_ERROR;
 		}
 	}
+	for (char **p = protect; !ret && *p; p++) {
+		if (!project_name_ok(*p)) {
+			host->set_error(err, "project_protect: '%s' is not a path inside the "
+					"project (relative, without '.' or '..')", *p);
+			ret = HQT_ERROR;
+		}
+	}
 	words_free(cmd);
 	words_free(env);
+	words_free(protect);
 	return ret;
 }
 
@@ -99,6 +130,9 @@ sandbox_binds(const struct hqt_ctx *ctx, struct hqt_binds *out)
 			(*b)[n - k] = '\0';
 		bind_path(ctx, out, *b, ro ? HQT_BIND_RO : HQT_BIND_RW);
 	}
+	words_free(binds);
+	binds = conf_words(ctx, "project_protect", ",");
+	bind_project(out, (const char *const *)binds);
 	words_free(binds);
 }
 

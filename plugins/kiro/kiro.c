@@ -24,6 +24,11 @@ static const char DATA_DIR[] = "kiro-cli";
 /* What the unsandboxed kiro would run later (agents carry hooks and MCP
  * servers): read-only inside. */
 static const char *const PROTECTED[] = {"~/.kiro/settings", "~/.kiro/agents", NULL};
+/* The workspace's own: .kiro/settings (mcp.json), .kiro/agents (local
+ * agents, with hooks and MCP servers), .kiro/hooks (commands the IDE runs). */
+static const char *const PROJECT_PROTECTED[] = {
+	".kiro/settings/", ".kiro/agents/", ".kiro/hooks/", NULL,
+};
 /* <uuid>.json, holding the session's "cwd". */
 static const char SESSIONS_DIR[] = "~/.kiro/sessions/cli";
 static const char SESSION_SUFFIX[] = ".json";
@@ -54,6 +59,7 @@ sandbox_binds(const struct hqt_ctx *ctx, struct hqt_binds *out)
 	bind_path(ctx, out, dir, HQT_BIND_RW);
 	for (const char *const *p = PROTECTED; *p; p++)
 		bind_path(ctx, out, *p, HQT_BIND_PROTECT);
+	bind_project(out, PROJECT_PROTECTED);
 	free(dir);
 }
 

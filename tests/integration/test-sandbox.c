@@ -163,6 +163,23 @@ sb_run_tty(struct sb *s, int tty_fd, const char *const *args)
 
 #define RUN(s, ...) sb_run_tty((s), -1, (const char *const[]){ __VA_ARGS__, NULL })
 
+/* Run the probe where sandbox_exec must refuse: the child's output, which
+ * must be the refusal (sandbox_exec's error), never the probe's. */
+static char *
+sb_fail(struct sb *s, const char *const *args)
+{
+	int fd, st;
+	pid_t pid = sb_spawn(s, args, -1, &fd);
+	char *out = read_all(fd);
+
+	close(fd);
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 99, "sandbox_exec did not refuse: %s", out);
+	cr_assert(strncmp(out, "EXEC-FAILED: ", 13) == 0, "%s", out);
+	return out;
+}
+
 /* The result of the probe line for command cmd ("read /x"), or "". */
 static const char *
 res(const struct sb *s, const char *cmd)
@@ -382,6 +399,101 @@ Test(sandbox, harness_settings_protected_and_state_writable)
 	EXPECT(&s, fmt("unlink %s", local), "EBUSY");
 	cr_expect_str_eq(slurp(settings), "{\"hooks\":{}}\n");
 	cr_expect_str_eq(slurp(local), "{}\n");
+	sb_free(&s);
+}
+
+/*
+ * The project's own harness files (HQT_BIND_PROJECT): what claude, codex or
+ * kiro run there later, outside, would obey.  Existing ones are read-only
+ * and cannot be renamed away; a missing directory is created empty so
+ * nothing can be planted in its place; a missing file is not created.
+ */
+Test(sandbox, project_harness_files_protected)
+{
+	struct sb s;
+
+	sb_init(&s);
+	char *claude = fmt("%s/.claude", s.proj), *codex = fmt("%s/.codex", s.proj);
+	char *kiro = fmt("%s/.kiro", s.proj), *mcp = fmt("%s/.mcp.json", s.proj);
+	char *settings = fmt("%s/settings.json", claude);
+	write_file(settings, "{\"permissions\":{}}\n", 0644);
+	write_file(fmt("%s/steering/style.md", kiro), "be brief\n", 0644);
+	sandbox_policy_add_bind(&s.pol, ".claude/", HQT_BIND_PROJECT | HQT_BIND_PROTECT);
+	sandbox_policy_add_bind(&s.pol, ".mcp.json", HQT_BIND_PROJECT | HQT_BIND_PROTECT);
+	sandbox_policy_add_bind(&s.pol, ".codex/", HQT_BIND_PROJECT | HQT_BIND_PROTECT);
+	sandbox_policy_add_bind(&s.pol, ".kiro/agents/", HQT_BIND_PROJECT | HQT_BIND_PROTECT);
+	RUN(&s, "write", settings, "{\"hooks\":\"evil\"}",
+	    "write", fmt("%s/settings.local.json", claude), "evil",
+	    "rename", claude, fmt("%s/.claude-old", s.proj),
+	    "mkdir", fmt("%s/commands", claude),
+	    "write", fmt("%s/config.toml", codex), "notify = [\"evil\"]",
+	    "rmdir", codex,
+	    "write", fmt("%s/agents/x.json", kiro), "evil",
+	    "rename", kiro, fmt("%s/.kiro-old", s.proj),
+	    "write", fmt("%s/steering/style.md", kiro), "be evil",
+	    "write", mcp, "{}",
+	    "read", settings);
+	EXPECT(&s, fmt("write %s {\"hooks\":\"evil\"}", settings), "EROFS");
+	EXPECT(&s, fmt("write %s/settings.local.json evil", claude), "EROFS");
+	EXPECT(&s, fmt("rename %s %s/.claude-old", claude, s.proj), "EBUSY");
+	EXPECT(&s, fmt("mkdir %s/commands", claude), "EROFS");
+	EXPECT(&s, fmt("write %s/config.toml notify = [\"evil\"]", codex), "EROFS");
+	EXPECT(&s, fmt("rmdir %s", codex), "EBUSY");
+	EXPECT(&s, fmt("write %s/agents/x.json evil", kiro), "EROFS");
+	EXPECT(&s, fmt("rename %s %s/.kiro-old", kiro, s.proj), "EBUSY");
+	/* controls: the rest of the project, .kiro's prompts among it, is the
+	 * session's; the settings are readable; a missing file is no mount */
+	EXPECT(&s, fmt("write %s/steering/style.md be evil", kiro), "ok");
+	EXPECT(&s, fmt("write %s {}", mcp), "ok");
+	EXPECT(&s, fmt("read %s", settings), "ok {\"permissions\":{}}");
+	cr_expect_str_eq(slurp(settings), "{\"permissions\":{}}\n");
+	cr_expect(!exists(fmt("%s/settings.local.json", claude)));
+	cr_expect(!exists(fmt("%s/config.toml", codex)));
+	cr_expect(!exists(fmt("%s/.claude-old", s.proj)));
+	/* what was created on the host: empty directories, nothing else */
+	struct stat st;
+	cr_expect(stat(codex, &st) == 0 && S_ISDIR(st.st_mode));
+	cr_expect(stat(fmt("%s/agents", kiro), &st) == 0 && S_ISDIR(st.st_mode));
+	cr_expect_eq(rmdir(codex), 0, "%s is not empty", codex);
+
+	/* Now .mcp.json exists: read-only too. */
+	RUN(&s, "write", mcp, "{\"mcpServers\":{\"x\":{\"command\":\"evil\"}}}", "unlink", mcp);
+	EXPECT(&s, fmt("write %s {\"mcpServers\":{\"x\":{\"command\":\"evil\"}}}", mcp),
+	       "EROFS");
+	EXPECT(&s, fmt("unlink %s", mcp), "EBUSY");
+	cr_expect_str_eq(slurp(mcp), "{}");
+
+	/* With fs = ro nothing is created in the project. */
+	rm_rf(codex);
+	s.pol.fs_rw = false;
+	RUN(&s, "write", fmt("%s/x", s.proj), "y");
+	EXPECT(&s, fmt("write %s/x y", s.proj), "EROFS");
+	cr_expect(!exists(codex));
+	sb_free(&s);
+}
+
+/* A link where a protected directory belongs could be swapped for one the
+ * session fills: refused, with nothing started. */
+Test(sandbox, project_harness_dir_symlink_refused)
+{
+	struct sb s;
+
+	sb_init(&s);
+	char *elsewhere = fmt("%s/elsewhere", s.root);
+	mkdir(elsewhere, 0755);
+	cr_assert_eq(symlink(elsewhere, fmt("%s/.claude", s.proj)), 0);
+	sandbox_policy_add_bind(&s.pol, ".claude/", HQT_BIND_PROJECT | HQT_BIND_PROTECT);
+	char *marker = fmt("%s/x", s.proj);
+	char *out = sb_fail(&s, (const char *const[]){ "write", marker, "y", NULL });
+
+	cr_expect(strstr(out, "sandbox: ") != NULL, "%s", out);
+	cr_expect(strstr(out, "is a symbolic link") != NULL, "%s", out);
+	cr_expect(strstr(out, "--fs ro") != NULL, "%s", out);
+	cr_expect(!exists(marker), "the session ran");
+	free(out);
+	s.pol.fs_rw = false;
+	RUN(&s, "read", fmt("%s/README", s.proj));
+	EXPECT(&s, fmt("read %s/README", s.proj), "ok project readme");
 	sb_free(&s);
 }
 
@@ -741,7 +853,6 @@ Test(sandbox, bwrap_missing_fails_closed)
 {
 	struct sb s;
 	struct sandbox_probe pr;
-	char *err = NULL;
 
 	sb_init(&s);
 	char *empty = fmt("%s/empty-path", s.root);
@@ -754,15 +865,13 @@ Test(sandbox, bwrap_missing_fails_closed)
 	cr_assert(strstr(pr.fix, "apt-get install bubblewrap") != NULL, "%s", pr.fix);
 	sandbox_probe_clear(&pr);
 
+	/* In a child: an exec that wrongly succeeded would end this process,
+	 * which criterion would count as a pass. */
 	char *marker = fmt("%s/ran-unsandboxed", s.root);
-	char *argv[] = { s.probe, "write", marker, "x", NULL };
-	struct sandbox_input in = {
-		.policy = &s.pol, .argv = argv, .project = s.proj, .home = s.home,
-		.private_home = s.priv, .exe = s.probe, .host_env = environ,
-	};
-	cr_assert_eq(sandbox_exec(&in, &err), -1);
-	cr_assert(strstr(err, "unavailable") != NULL && strstr(err, "apt-get") != NULL, "%s", err);
+	char *out = sb_fail(&s, (const char *const[]){ "write", marker, "x", NULL });
+	cr_assert(strstr(out, "unavailable") != NULL && strstr(out, "apt-get") != NULL, "%s", out);
 	cr_assert(!exists(marker), "the command ran without the sandbox");
+	free(out);
 	sb_free(&s);
 }
 

@@ -899,6 +899,85 @@ Test(sandboxed, resume_reapplies_the_stored_policy)
 	free(planted);
 }
 
+/*
+ * 3. Nothing planted in the project for a harness to obey later outside:
+ * whichever harness a session runs, every loaded harness's project files
+ * (.claude/, .mcp.json, .codex/, .kiro/agents/, and what a generic section
+ * names in project_protect) are read-only, while the rest of the project
+ * stays the session's.
+ */
+Test(sandboxed, no_harness_settings_planted_in_the_project)
+{
+	char *settings = fmt("%s/.claude/settings.json", proj);
+	char *codex = fmt("%s/.codex/config.toml", proj);
+	char *agent = fmt("%s/.kiro/agents/evil.json", proj);
+	char *own = fmt("%s/.pp-hooks/run.sh", proj), *src = fmt("%s/src.c", proj);
+	char *w1 = fmt("write %s {\"hooks\":1}", settings), *w2 = fmt("write %s notify=1", codex);
+	char *w3 = fmt("write %s {}", agent), *w4 = fmt("write %s evil", own);
+	char *w5 = fmt("write %s x", src);
+	char *args = fmt("%s %s %s %s %s sleep 60 pp-alive", w1, w2, w3, w4, w5);
+	char *h = probe_harness("pp", args), *ini = fmt("%sproject_protect = .pp-hooks/\n", h);
+	write_ini(ini);
+	char *out = sbx_out("pp");
+	write_file(settings, "{}\n", 0644);
+
+	long id = hqt_new("p", "pp", "--sandbox", NULL);
+	EXPECT_RES(out, id, w1, "EROFS");
+	EXPECT_RES(out, id, w2, "EROFS");
+	EXPECT_RES(out, id, w3, "EROFS");
+	EXPECT_RES(out, id, w4, "EROFS");
+	EXPECT_RES(out, id, w5, "ok"); /* control */
+	EXPECT_RES(out, id, "sleep 60 pp-alive", "ok started");
+	cr_expect_str_eq(slurp(settings), "{}\n");
+	cr_expect(!exists(codex) && !exists(agent) && !exists(own));
+
+	/* Stored with the session relative to its project, and in its argv. */
+	char *db = fmt("%s/.local/share/hqt/hqt.db", te.home);
+	sqlite3 *conn;
+	sqlite3_stmt *st;
+	cr_assert_eq(sqlite3_open_v2(db, &conn, SQLITE_OPEN_READONLY, NULL), SQLITE_OK);
+	cr_assert_eq(sqlite3_prepare_v2(conn, "SELECT sandbox_json FROM sessions WHERE id = ?",
+					-1, &st, NULL), SQLITE_OK);
+	sqlite3_bind_int64(st, 1, id);
+	cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
+	const char *pol = (const char *)sqlite3_column_text(st, 0);
+	cr_expect(strstr(pol, "{\"path\":\".codex/\",") != NULL, "%s", pol);
+	cr_expect(strstr(pol, "{\"path\":\".pp-hooks/\",") != NULL, "%s", pol);
+	cr_expect(strstr(pol, "\"project\":true") != NULL, "%s", pol);
+	sqlite3_finalize(st);
+	sqlite3_close(conn);
+	free(db);
+	json_t *s = show_json(id), *a;
+	size_t i, found = 0;
+	char *want = fmt("%s/.codex", proj);
+	json_array_foreach(json_object_get(s, "argv"), i, a)
+		found += strcmp(json_string_value(a), want) == 0;
+	cr_expect_eq(found, 2, "--ro-bind %s %s in the argv", want, want);
+	free(want);
+	json_decref(s);
+
+	/* Control: unsandboxed, the same writes land. */
+	char *host = host_out("pp");
+	long ctl = hqt_new("p", "pp", NULL);
+	EXPECT_RES(host, ctl, w2, "ok");
+	EXPECT_RES(host, ctl, w4, "ok");
+	free(host);
+	free(out);
+	free(ini);
+	free(h);
+	free(args);
+	free(w1);
+	free(w2);
+	free(w3);
+	free(w4);
+	free(w5);
+	free(settings);
+	free(codex);
+	free(agent);
+	free(own);
+	free(src);
+}
+
 /* ---- 9. fail closed: bwrap missing ------------------------------------- */
 
 static long

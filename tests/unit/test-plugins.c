@@ -148,10 +148,12 @@ expect_words(const struct strv *sv, ...)
 	free(got);
 }
 
+/* rel: under $HOME, or absolute, or (flags with HQT_BIND_PROJECT) as is. */
 static void
 expect_bind(const struct hqt_binds *b, const char *rel, unsigned flags)
 {
-	char *path = rel[0] == '/' ? xstrdup(rel) : fmt("%s/%s", home, rel);
+	char *path = rel[0] == '/' || (flags & HQT_BIND_PROJECT) ? xstrdup(rel)
+								: fmt("%s/%s", home, rel);
 	bool found = false;
 
 	for (size_t i = 0; i < b->n; i++) {
@@ -270,7 +272,9 @@ Test(plugins, claude_skip_flags_and_binds)
 	expect_bind(&b, ".claude/settings.local.json", HQT_BIND_PROTECT);
 	expect_bind(&b, ".claude/hooks", HQT_BIND_PROTECT);
 	expect_bind(&b, ".claude/plugins", HQT_BIND_PROTECT);
-	cr_expect_eq(b.n, 6);
+	expect_bind(&b, ".claude/", HQT_BIND_PROJECT | HQT_BIND_PROTECT);
+	expect_bind(&b, ".mcp.json", HQT_BIND_PROJECT | HQT_BIND_PROTECT);
+	cr_expect_eq(b.n, 8);
 	strv_clear(&flags);
 	binds_clear(&b);
 }
@@ -326,7 +330,8 @@ Test(plugins, codex_home_binds_and_env)
 	harness_binds(harness("codex"), &b);
 	expect_bind(&b, ".codex", HQT_BIND_RW);
 	expect_bind(&b, ".codex/config.toml", HQT_BIND_PROTECT);
-	cr_expect_eq(b.n, 2);
+	expect_bind(&b, ".codex/", HQT_BIND_PROJECT | HQT_BIND_PROTECT);
+	cr_expect_eq(b.n, 3);
 	binds_clear(&b);
 	harness_skip_flags(harness("codex"), &flags);
 	expect_words(&flags, "--dangerously-bypass-approvals-and-sandbox", NULL);
@@ -335,7 +340,8 @@ Test(plugins, codex_home_binds_and_env)
 	harness_binds(harness("codex"), &b);
 	expect_bind(&b, alt, HQT_BIND_RW);
 	expect_bind(&b, cfgfile, HQT_BIND_PROTECT);
-	cr_expect_eq(b.n, 2);
+	expect_bind(&b, ".codex/", HQT_BIND_PROJECT | HQT_BIND_PROTECT); /* the project's, wherever CODEX_HOME is */
+	cr_expect_eq(b.n, 3);
 	spawn(&c, "codex", request(NULL, NULL, 1, 1000));
 	expect_words(&c.env, env, NULL);
 	cmd_clear(&c);
@@ -381,7 +387,10 @@ Test(plugins, kiro_binds_follow_xdg_data_home)
 	expect_bind(&b, ".aws/sso/cache", HQT_BIND_RW);
 	expect_bind(&b, ".kiro/settings", HQT_BIND_PROTECT);
 	expect_bind(&b, ".kiro/agents", HQT_BIND_PROTECT);
-	cr_expect_eq(b.n, 5);
+	expect_bind(&b, ".kiro/settings/", HQT_BIND_PROJECT | HQT_BIND_PROTECT);
+	expect_bind(&b, ".kiro/agents/", HQT_BIND_PROJECT | HQT_BIND_PROTECT);
+	expect_bind(&b, ".kiro/hooks/", HQT_BIND_PROJECT | HQT_BIND_PROTECT);
+	cr_expect_eq(b.n, 8);
 	binds_clear(&b);
 	harness_skip_flags(harness("kiro"), &flags);
 	expect_words(&flags, "--trust-all-tools", NULL);
@@ -406,6 +415,7 @@ Test(plugins, kiro_binds_follow_xdg_data_home)
 	"skip_permission_flags = --yes-always  --no-check-update\n" \
 	"model_flag = --model\n" \
 	"binds = ~/.aider.conf.yml:ro, ~/.aider , /srv/cache\n" \
+	"project_protect = .aider.conf.yml, hooks/ci/\n" \
 	"env = AIDER_DARK_MODE=1, EMPTY=\n" \
 	"working_markers = Aider is thinking\n" \
 	"waiting_markers = (Y)es/(N)o*[Yes]\n" \
@@ -440,7 +450,9 @@ Test(plugins, generic_builds_from_its_section)
 	expect_bind(&b, ".aider.conf.yml", HQT_BIND_RO);
 	expect_bind(&b, ".aider", HQT_BIND_RW);
 	expect_bind(&b, "/srv/cache", HQT_BIND_RW);
-	cr_expect_eq(b.n, 3);
+	expect_bind(&b, ".aider.conf.yml", HQT_BIND_PROJECT | HQT_BIND_PROTECT);
+	expect_bind(&b, "hooks/ci/", HQT_BIND_PROJECT | HQT_BIND_PROTECT);
+	cr_expect_eq(b.n, 5);
 	strv_clear(&flags);
 	binds_clear(&b);
 }
@@ -467,14 +479,23 @@ Test(plugins, generic_without_command_is_refused_with_a_reason)
 	bool said = false;
 
 	load("[harness.broken]\nplugin = generic\nresume_command = x\n"
-	     "[harness.badenv]\nplugin = generic\ncommand = y\nenv = NOEQUALS\n");
+	     "[harness.badenv]\nplugin = generic\ncommand = y\nenv = NOEQUALS\n"
+	     "[harness.up]\nplugin = generic\ncommand = y\nproject_protect = a/../../b\n"
+	     "[harness.abs]\nplugin = generic\ncommand = y\nproject_protect = ~/.bashrc\n");
 	cr_expect_null(registry_harness(&reg, "broken"));
 	cr_expect_null(registry_harness(&reg, "badenv"));
+	cr_expect_null(registry_harness(&reg, "up"));
+	cr_expect_null(registry_harness(&reg, "abs"));
 	for (size_t i = 0; i < reg.warnings.n; i++)
 		said |= strstr(reg.warnings.v[i], "[harness.broken]") &&
 			strstr(reg.warnings.v[i], "needs 'command'");
 	cr_expect(said, "no warning names the missing command");
-	cr_expect_eq(reg.warnings.n, 2);
+	said = false;
+	for (size_t i = 0; i < reg.warnings.n; i++)
+		said |= strstr(reg.warnings.v[i], "[harness.up]") &&
+			strstr(reg.warnings.v[i], "project_protect: 'a/../../b'");
+	cr_expect(said, "no warning names the bad project_protect");
+	cr_expect_eq(reg.warnings.n, 4);
 }
 
 /* ---- every plugin ---- */

@@ -428,6 +428,60 @@ Test(sandbox_argv, protect_on_top_and_placeholder)
 	fx_free(&f);
 }
 
+/* Project names (HQT_BIND_PROJECT): read-only after the project, parents
+ * pinned, a missing directory created by prepare (and only there), a
+ * missing file left out, nothing at all with fs = ro. */
+Test(sandbox_argv, project_names_protected)
+{
+	struct fx f;
+	struct stat st;
+
+	fx_init(&f);
+	char *claude = fmt("%s/.claude", f.proj), *kiro = fmt("%s/.kiro", f.proj);
+	char *agents = fmt("%s/agents", kiro), *mcp = fmt("%s/.mcp.json", f.proj);
+	char *settings = fmt("%s/.aider.conf.yml", f.proj);
+	write_file(settings, "x: 1\n", 0644);
+	sandbox_policy_add_bind(&f.pol, ".claude/", HQT_BIND_PROJECT | HQT_BIND_PROTECT);
+	sandbox_policy_add_bind(&f.pol, ".kiro/agents/", HQT_BIND_PROJECT | HQT_BIND_PROTECT);
+	sandbox_policy_add_bind(&f.pol, ".mcp.json", HQT_BIND_PROJECT | HQT_BIND_PROTECT);
+	sandbox_policy_add_bind(&f.pol, ".aider.conf.yml", HQT_BIND_PROJECT | HQT_BIND_PROTECT);
+	/* never outside the project, whatever a plugin says */
+	sandbox_policy_add_bind(&f.pol, "../escape/", HQT_BIND_PROJECT | HQT_BIND_PROTECT);
+	sandbox_policy_add_bind(&f.pol, "/etc/", HQT_BIND_PROJECT | HQT_BIND_PROTECT);
+	cr_assert_eq(f.pol.nbinds, 4);
+	build_ok(&f);
+	long proj = find3(&f.av, "--bind", f.proj, f.proj);
+	cr_assert_gt(find3(&f.av, "--ro-bind", claude, claude), proj);
+	cr_assert_gt(find3(&f.av, "--ro-bind", agents, agents), proj);
+	cr_assert_gt(find3(&f.av, "--ro-bind", settings, settings), proj);
+	cr_assert_gt(find3(&f.av, "--bind", kiro, kiro), proj, ".kiro pinned");
+	cr_assert_lt(find3(&f.av, "--bind", kiro, kiro), find3(&f.av, "--ro-bind", agents, agents));
+	cr_assert(!mentions(&f.av, mcp), "a missing file is no mount");
+	cr_assert_neq(stat(claude, &st), 0, "building the argv creates nothing");
+	cr_assert_eq(sandbox_prepare(&f.in, &f.err), 0, "%s", f.err ? f.err : "");
+	cr_assert(stat(claude, &st) == 0 && S_ISDIR(st.st_mode));
+	cr_assert(stat(agents, &st) == 0 && S_ISDIR(st.st_mode));
+	cr_assert_neq(stat(mcp, &st), 0, "prepare created %s", mcp);
+	cr_assert_str_eq(slurp(settings), "x: 1\n");
+	rm_rf(claude);
+	rm_rf(kiro);
+
+	f.pol.fs_rw = false;
+	build_ok(&f);
+	cr_assert(!mentions(&f.av, "/.claude") && !mentions(&f.av, "/.kiro"), "fs = ro");
+	cr_assert_eq(sandbox_prepare(&f.in, &f.err), 0, "%s", f.err ? f.err : "");
+	cr_assert_neq(stat(claude, &st), 0, "fs = ro created %s", claude);
+
+	/* A link on the way: refused, so not even a dry run shows an argv. */
+	f.pol.fs_rw = true;
+	cr_assert_eq(symlink(f.home, kiro), 0);
+	strv_clear(&f.av);
+	cr_assert_eq(sandbox_build_argv(&f.in, &f.av, &f.err), -1);
+	cr_assert(strstr(f.err, ".kiro' is a symbolic link") != NULL, "%s", f.err);
+	cr_assert_neq(stat(fmt("%s/agents", f.home), &st), 0, "created through the link");
+	fx_free(&f);
+}
+
 Test(sandbox_argv, env_allowlist)
 {
 	struct fx f;
@@ -680,6 +734,7 @@ Test(sandbox_json, round_trip)
 	sandbox_policy_add_bind(&p, "/home/u/.claude.json", HQT_BIND_SEED);
 	sandbox_policy_add_bind(&p, "/home/u/.claude/settings.json", HQT_BIND_PROTECT);
 	sandbox_policy_add_bind(&p, "/srv/ref data", HQT_BIND_RO);
+	sandbox_policy_add_bind(&p, ".codex/", HQT_BIND_PROJECT);
 	strv_push(&p.env_names, "AWS_PROFILE");
 	a = sandbox_policy_to_json(&p, &err);
 	cr_assert_not_null(a);
@@ -687,12 +742,14 @@ Test(sandbox_json, round_trip)
 			 "{\"path\":\"/home/u/.claude\",\"writable\":true,\"seed\":false,\"protect\":false},"
 			 "{\"path\":\"/home/u/.claude.json\",\"writable\":false,\"seed\":true,\"protect\":false},"
 			 "{\"path\":\"/home/u/.claude/settings.json\",\"writable\":false,\"seed\":false,\"protect\":true},"
-			 "{\"path\":\"/srv/ref data\",\"writable\":false,\"seed\":false,\"protect\":false}],"
+			 "{\"path\":\"/srv/ref data\",\"writable\":false,\"seed\":false,\"protect\":false},"
+			 "{\"path\":\".codex/\",\"writable\":false,\"seed\":false,\"protect\":true,\"project\":true}],"
 			 "\"env\":[\"AWS_PROFILE\"]}");
 	cr_assert_eq(sandbox_policy_from_json(&q, a, strlen(a), &err), 0, "%s", err);
 	cr_assert_eq(q.fs_rw, false);
 	cr_assert_eq(q.net, false);
-	cr_assert_eq(q.nbinds, 4);
+	cr_assert_eq(q.nbinds, 5);
+	cr_assert_eq(q.binds[4].flags, HQT_BIND_PROJECT | HQT_BIND_PROTECT);
 	cr_assert_eq(q.binds[0].flags, HQT_BIND_RW);
 	cr_assert_eq(q.binds[1].flags, HQT_BIND_SEED);
 	cr_assert_eq(q.binds[2].flags, HQT_BIND_PROTECT);
@@ -728,6 +785,9 @@ Test(sandbox_json, malformed_refused_and_policy_untouched)
 		"{\"fs\":\"rw\",\"net\":true,\"binds\":[{\"path\":\"/a\\u0000b\"}]}",
 		"{\"fs\":\"rw\",\"net\":true,\"binds\":[{\"path\":\"/a\",\"writable\":1}]}",
 		"{\"fs\":\"rw\",\"net\":true,\"binds\":[\"/a\"]}",
+		"{\"fs\":\"rw\",\"net\":true,\"binds\":[{\"path\":\"/a/\",\"protect\":true,\"project\":true}]}",
+		"{\"fs\":\"rw\",\"net\":true,\"binds\":[{\"path\":\"a/../../b\",\"protect\":true,\"project\":true}]}",
+		"{\"fs\":\"rw\",\"net\":true,\"binds\":[{\"path\":\".codex/\",\"project\":true}]}",
 		"{\"fs\":\"rw\",\"net\":true,\"env\":[\"NOT VALID\"]}",
 		"{\"fs\":\"rw\",\"net\":true,\"env\":[\"1X\"]}",
 		"{\"fs\":\"rw\",\"net\":true,\"env\":\"PATH\"}",
