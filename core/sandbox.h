@@ -155,6 +155,13 @@ void sandbox_explain_failure(const char *stderr_text, char **reason, char **fix)
 int sandbox_build_env(const struct sandbox_input *in, struct strv *envp, char **err);
 
 /*
+ * What the argv builder would refuse (a project that holds the home, a
+ * link where a protected directory belongs, ...), without building it or
+ * touching anything: `hqt new` asks before it writes a row.  0 or -1.
+ */
+int sandbox_check(const struct sandbox_input *in, char **err);
+
+/*
  * The exact argv the launcher will exec: probes (fail closed), then builds
  * with the probed bwrap, features and SANDBOX_SECCOMP_FD.  Used for --dry-run
  * and `hqt show` so they print what runs.  0, or -1 with *err.

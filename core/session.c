@@ -844,6 +844,10 @@ check_request(struct cmd_ctx *ctx, const struct session_request *r, struct db_pr
 	s.sandbox_json = *json;
 	if (plan(ctx, &s, false, environ, &p, err) != 0)
 		goto fail;
+	if (p.sandboxed && sandbox_check(&p.in, err) != 0) {
+		plan_free(&p);
+		goto fail;
+	}
 	plan_free(&p);
 	return 0;
 fail:

@@ -961,6 +961,29 @@ Test(sandboxed, no_harness_settings_planted_in_the_project)
 	long ctl = hqt_new("p", "pp", NULL);
 	EXPECT_RES(host, ctl, w2, "ok");
 	EXPECT_RES(host, ctl, w4, "ok");
+
+	/* A link where .codex/ belongs: refused before a row or a window. */
+	char *elsewhere = fmt("%s/elsewhere", te.root), *dot = fmt("%s/.codex", proj);
+	mkdir(elsewhere, 0755);
+	rm_rf(dot);
+	cr_assert_eq(symlink(elsewhere, dot), 0);
+	json_t *before = list_json();
+	struct run r;
+	static const char *const refused[] = { "new", "p", "pp", "--sandbox", NULL };
+	run_hqtv(&r, &te, refused);
+	cr_expect_eq(r.code, 1);
+	cr_expect_str_empty(r.out);
+	cr_expect(strncmp(r.err, "hqt: sandbox: '", 15) == 0 &&
+		  strstr(r.err, ".codex' is a symbolic link") != NULL &&
+		  strchr(r.err, '\n') == r.err + strlen(r.err) - 1, "%s", r.err);
+	run_free(&r);
+	json_t *after = list_json();
+	cr_expect_eq(json_array_size(after), json_array_size(before), "a row was written");
+	json_decref(before);
+	json_decref(after);
+	hqt_new("p", "pp", "--sandbox", "--fs", "ro", NULL); /* control */
+	free(elsewhere);
+	free(dot);
 	free(host);
 	free(out);
 	free(ini);
