@@ -15,7 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -749,6 +751,58 @@ abstract_listener(const char *name)
 			  (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n)), 0);
 	cr_assert_eq(listen(fd, 16), 0);
 	return fd;
+}
+
+/*
+ * DNS where /etc/resolv.conf links out of /etc (systemd-resolved's
+ * /run/systemd/resolve/stub-resolv.conf).  In a mount namespace of this test
+ * alone, /etc gets such a link (an overlay) and /run the directory it points
+ * into: the sandbox must show the file through the link, and nothing else
+ * of /run; with the network off there is no DNS to reach, and no bind.
+ */
+Test(sandbox, resolv_conf_linked_out_of_etc)
+{
+	struct sb s;
+
+	if (geteuid() != 0)
+		cr_skip_test("a private mount namespace needs root");
+	sb_init(&s);
+	char *up = fmt("%s/ovl-up", s.root), *work = fmt("%s/ovl-work", s.root);
+	char *dir = fmt("/run/hqt-test-resolve-%d", (int)getpid());
+	char *other = fmt("/run/hqt-test-other-%d", (int)getpid());
+	char *stub = fmt("%s/stub-resolv.conf", dir), *secret = fmt("%s/secret", other);
+	char *opts = fmt("lowerdir=/etc,upperdir=%s,workdir=%s", up, work);
+	cr_assert_eq(mkdir(up, 0755), 0);
+	cr_assert_eq(mkdir(work, 0755), 0);
+	cr_assert_eq(mkdir(dir, 0755), 0, "%s: %s", dir, strerror(errno));
+	write_file(secret, "host run\n", 0644);
+	cr_assert_eq(symlink(stub, fmt("%s/resolv.conf", up)), 0);
+	cr_assert_eq(unshare(CLONE_NEWNS), 0, "%s", strerror(errno));
+	cr_assert_eq(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
+	bool ok = mount("overlay", "/etc", "overlay", 0, opts) == 0;
+	int why = errno;
+	if (ok) {
+		cr_assert_eq(mount("tmpfs", dir, "tmpfs", 0, "mode=0755"), 0, "%s", strerror(errno));
+		write_file(stub, "nameserver 192.0.2.53\n", 0644);
+		char *link = realpath("/etc/resolv.conf", NULL);
+		cr_assert_str_eq(link, stub, "the host side of the test is not set up");
+		free(link);
+
+		RUN(&s, "read", "/etc/resolv.conf", "read", secret);
+		EXPECT(&s, "read /etc/resolv.conf", "ok nameserver 192.0.2.53");
+		EXPECT(&s, fmt("read %s", secret), "ENOENT");
+		s.pol.net = false;
+		RUN(&s, "read", "/etc/resolv.conf");
+		EXPECT(&s, "read /etc/resolv.conf", "ENOENT");
+		umount2(dir, MNT_DETACH);
+		umount2("/etc", MNT_DETACH);
+	}
+	rmdir(dir);
+	rm_rf(other);
+	if (!ok)
+		cr_skip_test("no overlayfs here (%s): cannot put a link at /etc/resolv.conf",
+			     strerror(why));
+	sb_free(&s);
 }
 
 Test(sandbox, network_off_and_on)
