@@ -2063,9 +2063,25 @@ sandbox_explain_failure(const char *text, char **reason, char **fix)
 		free(aa);
 		free(clone);
 		free(max);
-	} else if (strstr(text, "No space left on device") != NULL) {
-		*reason = xasprintf("the user namespace limit is reached: %s", line);
-		*fix = xstrdup("raise it: sudo sysctl -w user.max_user_namespaces=15000");
+	} else if (strstr(text, "No space left on device") != NULL ||
+		   strstr(text, "ENOSPC") != NULL) {
+		/* "Creating new namespace failed: nesting depth or
+		 * /proc/sys/user/max_*_namespaces exceeded (ENOSPC)" */
+		char *max = sysctl_value("/proc/sys/user/max_user_namespaces");
+
+		if (strcmp(max, "0") == 0) {
+			*reason = xasprintf("user namespaces are disabled "
+					    "(user.max_user_namespaces=0): %s", line);
+			*fix = xstrdup("sudo sysctl -w user.max_user_namespaces=15000 (and the "
+				       "same in /etc/sysctl.d/ to keep it); in a container, its "
+				       "runtime sets this limit");
+		} else {
+			*reason = xasprintf("the user namespace limit or nesting depth is "
+					    "reached (user.max_user_namespaces=%s): %s", max, line);
+			*fix = xstrdup("raise it: sudo sysctl -w user.max_user_namespaces=15000, "
+				       "or run hqt in a less deeply nested container");
+		}
+		free(max);
 	} else if (strstr(text, "Unknown option") != NULL ||
 		   strstr(text, "unrecognized option") != NULL) {
 		*reason = xasprintf("the installed bubblewrap is too old: %s", line);
@@ -2080,8 +2096,8 @@ sandbox_explain_failure(const char *text, char **reason, char **fix)
 		*fix = xstrdup("a kernel with CONFIG_SECCOMP_FILTER is needed");
 	} else {
 		*reason = xasprintf("bubblewrap failed: %s", *line ? line : "no message");
-		*fix = xstrdup("run `hqt doctor` and try bwrap by hand with the argv "
-			       "`hqt new --dry-run` prints");
+		*fix = xstrdup("run the command `hqt new PROJECT HARNESS --sandbox --dry-run` "
+			       "prints by hand to see all bwrap says");
 	}
 	free(line);
 }

@@ -976,6 +976,97 @@ Test(sandbox, old_or_restricted_bwrap_fails_closed)
 	sb_free(&s);
 }
 
+/* In a child: -1 on failure, so the child can say which step failed. */
+static int
+write_proc(const char *path, const char *text)
+{
+	int fd = open(path, O_WRONLY | O_CLOEXEC), rc = -1;
+
+	if (fd >= 0 && write(fd, text, strlen(text)) == (ssize_t)strlen(text))
+		rc = 0;
+	if (fd >= 0)
+		close(fd);
+	return rc;
+}
+
+/*
+ * User namespaces really disabled, not a fake bwrap's message: a child of
+ * this test moves into a user namespace of its own and sets
+ * user.max_user_namespaces to 0 there (a per-namespace limit, so nothing
+ * else on the machine is touched), as a host or a container runtime would.
+ * The probe must say why and how to fix it, and the session must not start.
+ */
+Test(sandbox, user_namespaces_disabled_fails_closed)
+{
+	struct sb s;
+	struct sandbox_probe pr;
+	int p[2], st;
+	pid_t pid;
+
+	sb_init(&s);
+	setenv("HQT_NO_PROBE_CACHE", "1", 1);
+	setenv("PATH", "/usr/bin:/bin", 1);
+	cr_assert_eq(sandbox_probe(&pr), 0, "control: %s", pr.reason ? pr.reason : "");
+	sandbox_probe_clear(&pr);
+
+	char *marker = fmt("%s/ran-unsandboxed", s.root);
+	cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		char map[64], *err = NULL;
+		char *argv[] = { s.probe, "write", marker, "x", NULL };
+
+		dup2(p[1], 1);
+		dup2(p[1], 2);
+		const char *step = "unshare";
+		char gmap[64];
+		/* Our ids before the unshare: after it, unmapped, they read 65534. */
+		snprintf(map, sizeof map, "0 %u 1\n", (unsigned)geteuid());
+		snprintf(gmap, sizeof gmap, "0 %u 1\n", (unsigned)getegid());
+		if (unshare(CLONE_NEWUSER) != 0 ||
+		    write_proc((step = "/proc/self/setgroups"), "deny") != 0 ||
+		    write_proc((step = "/proc/self/uid_map"), map) != 0 ||
+		    write_proc((step = "/proc/self/gid_map"), gmap) != 0 ||
+		    write_proc((step = "/proc/sys/user/max_user_namespaces"), "0") != 0) {
+			printf("SETUP-FAILED: %s: %s\n", step, strerror(errno));
+			fflush(stdout);
+			_exit(98);
+		}
+		if (sandbox_probe(&pr) == 0) {
+			printf("PROBE-PASSED\n");
+			fflush(stdout);
+			_exit(97);
+		}
+		printf("REASON: %s\nFIX: %s\n", pr.reason, pr.fix);
+		fflush(stdout);
+		struct sandbox_input in = {
+			.policy = &s.pol, .argv = argv, .project = s.proj, .home = s.home,
+			.private_home = s.priv, .exe = s.probe, .host_env = environ,
+		};
+		sandbox_exec(&in, &err);
+		printf("EXEC-FAILED: %s\n", err ? err : "?");
+		fflush(stdout);
+		_exit(99);
+	}
+	close(p[1]);
+	char *out = read_all(p[0]);
+	close(p[0]);
+	cr_assert_eq(waitpid(pid, &st, 0), pid);
+	cr_log_info("%s", out);
+	cr_assert(WIFEXITED(st) && WEXITSTATUS(st) == 99, "status %d: %s", st, out);
+	cr_expect(strstr(out, "REASON: user namespaces are disabled "
+			      "(user.max_user_namespaces=0)") != NULL, "%s", out);
+	cr_expect(strstr(out, "FIX: sudo sysctl -w user.max_user_namespaces=") != NULL, "%s",
+		  out);
+	cr_expect(strstr(out, "EXEC-FAILED: ") != NULL &&
+		  strstr(strstr(out, "EXEC-FAILED: "), "max_user_namespaces") != NULL, "%s", out);
+	cr_expect(!exists(marker), "the command ran without the sandbox");
+	free(out);
+	free(marker);
+	sb_free(&s);
+}
+
 Test(sandbox, probe_cached_on_disk)
 {
 	struct sb s;

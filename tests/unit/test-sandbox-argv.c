@@ -865,6 +865,13 @@ Test(sandbox_probe, explains_bwrap_errors)
 	cr_assert(strstr(fix, "max_user_namespaces") != NULL, "%s", fix);
 	free(reason);
 	free(fix);
+	/* bwrap 0.8.0's words for it (the real run: test-sandbox.c) */
+	sandbox_explain_failure("bwrap: Creating new namespace failed: nesting depth or "
+				"/proc/sys/user/max_*_namespaces exceeded (ENOSPC)\n", &reason, &fix);
+	cr_assert(strstr(reason, "user.max_user_namespaces=") != NULL, "%s", reason);
+	cr_assert(strstr(fix, "sysctl -w user.max_user_namespaces=") != NULL, "%s", fix);
+	free(reason);
+	free(fix);
 	sandbox_explain_failure("bwrap: something new\n", &reason, &fix);
 	cr_assert(strstr(reason, "something new") != NULL, "%s", reason);
 	free(reason);
