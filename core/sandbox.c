@@ -86,8 +86,9 @@ sandbox_policy_from_config(struct sandbox_policy *p, const struct sandbox_defaul
 			strv_push(&p->env_names, d->env.v[i]);
 	if (plugin_binds != NULL)
 		for (size_t i = 0; i < plugin_binds->n; i++)
-			sandbox_policy_add_bind(p, plugin_binds->v[i].path,
-						plugin_binds->v[i].flags);
+			if (!(plugin_binds->v[i].flags & HQT_BIND_PROJECT))
+				sandbox_policy_add_bind(p, plugin_binds->v[i].path,
+							plugin_binds->v[i].flags);
 }
 
 static bool
@@ -1298,8 +1299,8 @@ scan_keep(const struct dirent *d)
  * /etc is bound whole, but a session of root maps to the owner of
  * /etc/shadow, the ssh host keys and /etc/ssl/private: hide what the host
  * keeps from other users (not world-readable) two levels deep.  Every
- * session start pays this walk (twice: `new` checks the argv, the launcher
- * runs it), so entries are looked at relative to their directory.
+ * sandboxed start pays this walk (in the launcher), so entries are looked
+ * at relative to their directory.
  */
 static void
 push_etc_masks(struct strv *av, const char *dir, int level, int *budget)

@@ -145,11 +145,47 @@ plan_free(struct plan *p)
 	memset(p, 0, sizeof *p);
 }
 
+/*
+ * What every loaded harness would obey in the project when run there later
+ * outside (HQT_BIND_PROJECT: .claude/, .codex/, ...), whichever harness the
+ * session runs: a claude session must not plant .codex/config.toml either.
+ * Added at every start, never stored, so the floor follows the plugins
+ * installed now, also for sessions created before.
+ */
+static void
+add_project_names(const struct registry *reg, struct sandbox_policy *pol)
+{
+	struct hqt_binds binds = { NULL, 0 };
+
+	for (size_t i = 0; i < reg->nharnesses; i++) {
+		harness_binds(&reg->harnesses[i], &binds);
+		for (size_t j = 0; j < binds.n; j++)
+			if (binds.v[j].flags & HQT_BIND_PROJECT)
+				sandbox_policy_add_bind(pol, binds.v[j].path, binds.v[j].flags);
+		binds_clear(&binds);
+	}
+}
+
+/*
+ * The harness of s.  A sandboxed session needs every plugin
+ * (add_project_names): loaded first, because loading them all replaces a
+ * registry of only some, and with it every harness pointer into it.
+ */
+static const struct harness *
+session_harness(struct cmd_ctx *ctx, const struct db_session *s, char **err)
+{
+	if (s->sandbox_json != NULL && cmd_registry(ctx) != 0) {
+		set_err(err, "cannot load plugins");
+		return NULL;
+	}
+	return find_harness(ctx, s->harness, err);
+}
+
 static int
 plan(struct cmd_ctx *ctx, const struct db_session *s, bool resume, char *const *host_env,
      struct plan *p, char **err)
 {
-	const struct harness *h = find_harness(ctx, s->harness, err);
+	const struct harness *h = session_harness(ctx, s, err);
 	struct hqt_request req;
 	int rc;
 
@@ -179,6 +215,7 @@ plan(struct cmd_ctx *ctx, const struct db_session *s, bool resume, char *const *
 	if (sandbox_policy_from_json(&p->policy, s->sandbox_json, strlen(s->sandbox_json),
 				     err) != 0)
 		goto fail;
+	add_project_names(&ctx->reg, &p->policy);
 	p->home = user_home();
 	p->private_home = sandbox_private_home(h->name);
 	if (p->home == NULL || p->private_home == NULL) {
@@ -775,18 +812,6 @@ new_policy(struct cmd_ctx *ctx, const struct harness *h, const struct session_re
 	sandbox_policy_init(&pol);
 	sandbox_policy_from_config(&pol, &ctx->cfg.sandbox, &binds);
 	binds_clear(&binds);
-	/*
-	 * What every other harness would obey in this project when run outside
-	 * later (a claude session must not plant .codex/config.toml either):
-	 * their project names too (check_request loaded every plugin).
-	 */
-	for (size_t i = 0; i < ctx->reg.nharnesses; i++) {
-		harness_binds(&ctx->reg.harnesses[i], &binds);
-		for (size_t j = 0; j < binds.n; j++)
-			if (binds.v[j].flags & HQT_BIND_PROJECT)
-				sandbox_policy_add_bind(&pol, binds.v[j].path, binds.v[j].flags);
-		binds_clear(&binds);
-	}
 	if (r->fs_rw >= 0)
 		pol.fs_rw = r->fs_rw != 0;
 	if (r->net >= 0)
@@ -819,8 +844,8 @@ check_request(struct cmd_ctx *ctx, const struct session_request *r, struct db_pr
 	}
 	if (db_project_get(ctx->db, r->project, proj, err) != 0)
 		return -1;
-	/* A sandbox needs every plugin (new_policy); load them before *h
-	 * points into the registry. */
+	/* A sandbox needs every plugin (session_harness): load them before
+	 * *h points into the registry. */
 	if (resolve_sandbox(ctx, r, &on) == 0 && on && cmd_registry(ctx) != 0) {
 		set_err(err, "cannot load plugins");
 		goto fail;
@@ -1054,7 +1079,7 @@ session_resume(struct cmd_ctx *ctx, const struct db_session *s, const char **how
 		set_err(err, "session %lld is running; attach with: hqt attach %lld", s->id, s->id);
 		return -1;
 	}
-	if ((h = find_harness(ctx, s->harness, err)) == NULL)
+	if ((h = session_harness(ctx, s, err)) == NULL)
 		return -1;
 	struct db_session cur = *s;
 	char *captured = NULL;

@@ -931,7 +931,7 @@ Test(sandboxed, no_harness_settings_planted_in_the_project)
 	cr_expect_str_eq(slurp(settings), "{}\n");
 	cr_expect(!exists(codex) && !exists(agent) && !exists(own));
 
-	/* Stored with the session relative to its project, and in its argv. */
+	/* In the argv of every start; not stored (they follow the plugins). */
 	char *db = fmt("%s/.local/share/hqt/hqt.db", te.home);
 	sqlite3 *conn;
 	sqlite3_stmt *st;
@@ -941,9 +941,9 @@ Test(sandboxed, no_harness_settings_planted_in_the_project)
 	sqlite3_bind_int64(st, 1, id);
 	cr_assert_eq(sqlite3_step(st), SQLITE_ROW);
 	const char *pol = (const char *)sqlite3_column_text(st, 0);
-	cr_expect(strstr(pol, "{\"path\":\".codex/\",") != NULL, "%s", pol);
-	cr_expect(strstr(pol, "{\"path\":\".pp-hooks/\",") != NULL, "%s", pol);
-	cr_expect(strstr(pol, "\"project\":true") != NULL, "%s", pol);
+	cr_expect(strstr(pol, "\"fs\":\"rw\"") != NULL, "%s", pol);
+	cr_expect(strstr(pol, ".codex") == NULL && strstr(pol, ".pp-hooks") == NULL &&
+		  strstr(pol, "\"project\"") == NULL, "%s", pol);
 	sqlite3_finalize(st);
 	sqlite3_close(conn);
 	free(db);
