@@ -901,7 +901,8 @@ rel_safe(const char *rel)
  * component at a time without following links: a link could point
  * anywhere, and a session could swap it for a directory of its own, so one
  * on the way is refused.  The first missing component of a directory name
- * is created (empty) with the rest; a missing file stays missing.  A file
+ * is created (empty) with the rest, where the session could create it; a
+ * missing file stays missing.  A file
  * where a directory belongs is itself made read-only, so nothing can
  * replace it.
  */
@@ -929,7 +930,14 @@ plan_project_file(struct plan *pl, const char *rel, char **err)
 			continue;
 		}
 		if (lstat(path, &st) != 0) {
-			if (errno != ENOENT || !want_dir)
+			char *parent = path_dirname(path);
+			/* Where we cannot make it, neither can the session (the
+			 * same uid, no capabilities): nothing to protect.  A
+			 * read-only project mount, say. */
+			bool can = errno == ENOENT && want_dir && access(parent, W_OK) == 0;
+
+			free(parent);
+			if (!can)
 				goto out;
 			missing = true;
 			push_unique(&pl->mk_dirs, path);

@@ -7,6 +7,8 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -479,6 +481,30 @@ Test(sandbox_argv, project_names_protected)
 	cr_assert_eq(sandbox_build_argv(&f.in, &f.av, &f.err), -1);
 	cr_assert(strstr(f.err, ".kiro' is a symbolic link") != NULL, "%s", f.err);
 	cr_assert_neq(stat(fmt("%s/agents", f.home), &st), 0, "created through the link");
+	fx_free(&f);
+}
+
+/* A project nobody may write (a read-only mount): nothing to create, and
+ * nothing a session could plant. */
+Test(sandbox_argv, project_names_on_a_read_only_project)
+{
+	struct fx f;
+	struct stat st;
+
+	if (geteuid() != 0)
+		cr_skip_test("a private mount namespace needs root");
+	fx_init(&f);
+	char *codex = fmt("%s/.codex", f.proj);
+	cr_assert_eq(unshare(CLONE_NEWNS), 0, "%s", strerror(errno));
+	cr_assert_eq(mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL), 0);
+	cr_assert_eq(mount("tmpfs", f.proj, "tmpfs", MS_RDONLY, "mode=0755"), 0, "%s",
+		     strerror(errno));
+	sandbox_policy_add_bind(&f.pol, ".codex/", HQT_BIND_PROJECT | HQT_BIND_PROTECT);
+	build_ok(&f);
+	cr_assert(!mentions(&f.av, codex), "a mount of a directory that cannot exist");
+	cr_assert_eq(sandbox_prepare(&f.in, &f.err), 0, "%s", f.err ? f.err : "");
+	cr_assert_neq(stat(codex, &st), 0);
+	umount2(f.proj, MNT_DETACH);
 	fx_free(&f);
 }
 
