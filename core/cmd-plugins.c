@@ -1,5 +1,6 @@
 /* cmd-plugins.c: hqt plugins [--json]: loaded plugins and refused ones. */
 #include "cmd.h"
+#include "text.h"
 #include "json-out.h"
 
 #include <getopt.h>
@@ -98,14 +99,28 @@ print_json(const struct registry *reg)
 static void
 print_text(const struct registry *reg, const char *dir)
 {
+	int wn = 0, wd = 0;
+
+	/* Columns as wide as the widest name (within reason). */
+	for (size_t i = 0; i < reg->nplugins; i++) {
+		int n = (int)strlen(reg->plugins[i].desc->name);
+		int d = (int)strlen(reg->plugins[i].desc->display_name);
+		wn = n > wn ? (n < 24 ? n : 24) : wn;
+		wd = d > wd ? (d < 32 ? d : 32) : wd;
+	}
 	printf("plugin directory: %s\n", dir);
 	for (size_t i = 0; i < reg->nplugins; i++) {
 		const struct plugin *p = &reg->plugins[i];
-		printf("loaded   %-10s %-14s abi %s  %s\n", p->desc->name, p->desc->display_name,
-		       p->abi, p->file);
+		char *name = text_cell(p->desc->name, wn);
+		char *shown = text_cell(p->desc->display_name, wd);
+
+		printf("loaded   %s  %s  abi %s  %s\n", name, shown, p->abi, p->file);
+		free(name);
+		free(shown);
 		for (size_t k = 0; k < reg->nharnesses; k++) {
 			const struct harness *h = &reg->harnesses[k];
 			struct strv flags = STRV_INIT;
+			struct hqt_binds binds = { NULL, 0 };
 			char *joined;
 
 			if (h->plugin != p)
@@ -115,6 +130,17 @@ print_text(const struct registry *reg, const char *dir)
 			printf("         harness %s%s%s\n", h->name,
 			       flags.n ? ", sandboxed adds: " : "", joined);
 			free(joined);
+			strv_clear(&flags);
+			harness_binds(h, &binds);
+			for (size_t j = 0; j < binds.n; j++)
+				if (binds.v[j].flags & HQT_BIND_PROJECT)
+					strv_push(&flags, binds.v[j].path);
+			binds_clear(&binds);
+			if (flags.n > 0) {
+				joined = strv_join_quoted(&flags);
+				printf("           read-only in sandboxed projects: %s\n", joined);
+				free(joined);
+			}
 			strv_clear(&flags);
 		}
 	}
