@@ -23,6 +23,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static const unsigned known = HQT_BIND_RW | HQT_BIND_SEED | HQT_BIND_PROTECT;
 
+/* A project name: relative, every part a real name (no "", ".", ".."). */
+static int
+inside(const char *s)
+{
+	if (*s == '\0' || *s == '/')
+		return 0;
+	while (*s != '\0') {
+		size_t n = strcspn(s, "/");
+		if (n == 0 || (n == 1 && s[0] == '.') || (n == 2 && s[0] == '.' && s[1] == '.'))
+			return 0;
+		s += n;
+		if (*s == '/')
+			s++;
+	}
+	return 1;
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -41,8 +58,13 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	CHECK(p.nbinds <= SANDBOX_MAX_BINDS && p.env_names.n <= SANDBOX_MAX_ENV);
 	for (size_t i = 0; i < p.nbinds; i++) {
-		CHECK(p.binds[i].path[0] == '/');
-		CHECK((p.binds[i].flags & ~known) == 0);
+		if (p.binds[i].flags & HQT_BIND_PROJECT) {
+			CHECK(p.binds[i].flags == (HQT_BIND_PROJECT | HQT_BIND_PROTECT));
+			CHECK(inside(p.binds[i].path));
+		} else {
+			CHECK(p.binds[i].path[0] == '/');
+			CHECK((p.binds[i].flags & ~known) == 0);
+		}
 	}
 	for (size_t i = 0; i < p.env_names.n; i++)
 		CHECK(p.env_names.v[i][0] != '\0' && strpbrk(p.env_names.v[i], "= \n") == NULL);
