@@ -478,6 +478,7 @@ struct plan {
 	struct strv mountpoints; /* relative to the private home: created by prepare */
 	struct strv seed_src, seed_rel;
 	char *resolv_dir;        /* the directory /etc/resolv.conf points into, or NULL */
+	char *refused;           /* why the plan cannot hold, found on the way, or NULL */
 };
 
 static void
@@ -504,6 +505,7 @@ plan_free(struct plan *pl)
 	strv_clear(&pl->seed_src);
 	strv_clear(&pl->seed_rel);
 	free(pl->resolv_dir);
+	free(pl->refused);
 	memset(pl, 0, sizeof *pl);
 }
 
@@ -655,10 +657,13 @@ git_protect(struct plan *pl, const char *dir, const char *name, bool create_dir)
 
 	if (lstat(p, &st) == 0) {
 		if (S_ISLNK(st.st_mode)) {
-			char *r = realpath(p, NULL);
-			if (r != NULL)
-				protect_path(pl, r);
-			free(r);
+			/* Its target can be made read-only; the link itself, in a
+			 * writable git directory, could be replaced. */
+			if (pl->refused == NULL)
+				pl->refused = xasprintf("sandbox: '%s' is a symbolic link in the "
+							"writable project, so the session could put "
+							"hooks of its own in its place: make it a real "
+							"directory or file, or use --fs ro", p);
 		} else {
 			protect_path(pl, p);
 		}
@@ -787,6 +792,12 @@ plan_git(struct plan *pl, bool fs_rw, const char *home)
 		free(gd);
 	} else if (S_ISLNK(st.st_mode)) {
 		char *r = realpath(dotgit, NULL);
+
+		if (fs_rw && pl->refused == NULL)
+			pl->refused = xasprintf("sandbox: '%s' is a symbolic link in the writable "
+						"project, so the session could put a git directory "
+						"of its own, with hooks, in its place: make it a real "
+						"directory, or use --fs ro", dotgit);
 		if (r != NULL && !path_under(pl->project, r) && !path_under(pl->home, r))
 			push_unique(&pl->ro_top, r);
 		free(r);
@@ -959,6 +970,31 @@ out:
 	return rc;
 }
 
+/*
+ * Is the protected path (its first len bytes) a link whose directory a
+ * writable bind shows?  Its target can be made read-only, the link itself
+ * cannot (a mount lands on what a link points to), so a session could
+ * unlink it and write its own file there: a dotfile manager's link to
+ * settings.json, say.  Only the last component counts: links above it
+ * resolve to the real directories that are bound.
+ */
+static bool
+replaceable_link(const struct plan *pl, const char *path, size_t len)
+{
+	char *p = xstrndup(path, len), *parent = path_dirname(p), *rparent;
+	const struct mnt *m = NULL;
+	struct stat st;
+
+	if (lstat(p, &st) == 0 && S_ISLNK(st.st_mode) &&
+	    (rparent = realpath(parent, NULL)) != NULL) {
+		m = plan_cover(pl, rparent);
+		free(rparent);
+	}
+	free(parent);
+	free(p);
+	return m != NULL && m->rw;
+}
+
 static int
 plan_build(const struct sandbox_input *in, struct plan *pl, char **err)
 {
@@ -1048,6 +1084,10 @@ plan_build(const struct sandbox_input *in, struct plan *pl, char **err)
 
 	/* Read-only on top: git's executable settings, then PROTECT paths. */
 	plan_git(pl, pol->fs_rw, in->home);
+	if (pl->refused != NULL) {
+		set_err(err, "%s", pl->refused);
+		goto fail;
+	}
 	for (size_t i = 0; i < pol->nbinds; i++) {
 		const struct bind *b = &pol->binds[i];
 		size_t n = strlen(b->path);
@@ -1060,6 +1100,13 @@ plan_build(const struct sandbox_input *in, struct plan *pl, char **err)
 			if (pol->fs_rw && plan_project_file(pl, b->path, err) < 0)
 				goto fail;
 			continue;
+		}
+		if (replaceable_link(pl, b->path, want_dir ? n - 1 : n)) {
+			set_err(err, "sandbox: '%s' is a symbolic link in a directory the session "
+				"may write, so the session could put a file of its own in its place: "
+				"make it a real file or directory (a copy of what it points to)",
+				b->path);
+			goto fail;
 		}
 		real = walk_links(b->path, &pl->link_at, &pl->link_to);
 		if (real != NULL) {

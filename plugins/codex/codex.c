@@ -25,6 +25,15 @@ static const char DEFAULT_HOME[] = "~/.codex";
 /* Under the codex home; what the unsandboxed codex would run later (MCP
  * servers, notify), so read-only inside. */
 static const char *const PROTECTED[] = {"config.toml", NULL};
+/*
+ * config.toml names programs codex runs: notify = ["python3",
+ * "~/.codex/notify.py"], an MCP server's command and args.  The files it
+ * names inside the codex home are made read-only too.  No TOML parser in
+ * C is packaged, and this needs none: every word of the file that is a path
+ * inside the home counts (a comment's too), which can only protect more.
+ */
+static const char CONFIG_FILE[] = "config.toml";
+#define MAX_CONFIG ((size_t)1 << 20)
 /* In the project: .codex/ (config.toml with notify and MCP servers, rules,
  * hooks), loaded when the project is trusted. */
 static const char *const PROJECT_PROTECTED[] = {".codex/", NULL};
@@ -77,6 +86,11 @@ sandbox_binds(const struct hqt_ctx *ctx, struct hqt_binds *out)
 		bind_path(ctx, out, path, HQT_BIND_PROTECT);
 		free(path);
 	}
+	char *config = xasprintf("%s/%s", home, CONFIG_FILE), *text = read_text(config, MAX_CONFIG);
+	if (text)
+		protect_named_files(ctx, out, home, text);
+	free(text);
+	free(config);
 	free(home);
 	bind_project(out, PROJECT_PROTECTED);
 }

@@ -317,6 +317,78 @@ bind_path(const struct hqt_ctx *ctx, struct hqt_binds *out, const char *path, un
 	free(p);
 }
 
+/* Words of a command line, for finding the paths in it ("${HOME}" stays
+ * whole: braces are no separator). */
+static const char COMMAND_SEPS[] = " \t\r\n'\"`;|&()<>=,[]";
+
+bool
+path_plain(const char *s)
+{
+	if (!*s)
+		return false;
+	while (*s) {
+		size_t k = strcspn(s, "/");
+
+		if (k == 0 || (k == 1 && s[0] == '.') || (k == 2 && s[0] == '.' && s[1] == '.'))
+			return false;
+		s += k;
+		if (*s == '/')
+			s++;
+	}
+	return true;
+}
+
+static char *
+home_word(const struct hqt_ctx *ctx, const char *w)
+{
+	static const char *const homes[] = {"~/", "$HOME/", "${HOME}/"};
+
+	for (size_t i = 0; i < sizeof homes / sizeof homes[0]; i++)
+		if (!strncmp(w, homes[i], strlen(homes[i])))
+			return xasprintf("%s/%s", ctx->home, w + strlen(homes[i]));
+	return w[0] == '/' ? xasprintf("%s", w) : NULL;
+}
+
+void
+protect_named_files(const struct hqt_ctx *ctx, struct hqt_binds *out, const char *dir,
+		    const char *text)
+{
+	char **words = words_split(text, COMMAND_SEPS);
+	size_t n = strlen(dir);
+
+	for (char **w = words; *w; w++) {
+		char *p = home_word(ctx, *w);
+		struct stat st;
+
+		/* Inside dir, spelled plainly: no way back out of it. */
+		if (p && !strncmp(p, dir, n) && p[n] == '/' && path_plain(p + n + 1) &&
+		    lstat(p, &st) == 0 && (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)))
+			host->bind_add(out, p, HQT_BIND_PROTECT);
+		free(p);
+	}
+	words_free(words);
+}
+
+char *
+read_text(const char *path, size_t max)
+{
+	FILE *f = fopen(path, "re");
+	char *buf;
+	size_t len;
+
+	if (!f)
+		return NULL;
+	buf = xmalloc(max + 1);
+	len = fread(buf, 1, max + 1, f);
+	fclose(f);
+	if (len > max) {
+		free(buf);
+		return NULL;
+	}
+	buf[len] = '\0';
+	return buf;
+}
+
 void
 bind_project(struct hqt_binds *out, const char *const names[])
 {

@@ -72,6 +72,24 @@ char *home_path(const struct hqt_ctx *ctx, const char *path);
 /* host->bind_add of home_path(path). */
 void bind_path(const struct hqt_ctx *ctx, struct hqt_binds *out, const char *path,
 	       unsigned flags);
+/* A relative path of real names: no empty, "." or ".." part (a trailing
+ * '/' is fine). */
+bool path_plain(const char *s);
+/*
+ * Protect (HQT_BIND_PROTECT) every file under dir that text names as a
+ * word of a command: "/x", "~/x", "$HOME/x" or "${HOME}/x", split on
+ * blanks, quotes, shell operators, '=' and list punctuation.  For the
+ * scripts that an unsandboxed harness runs from its settings (claude's
+ * hooks and status line, codex's notify): a session must not rewrite them.
+ * Only files that exist: a missing path may be what the command makes (a
+ * log, a cache directory), and the host would put an empty file there.
+ * Never a directory; nothing outside dir, which binding would show inside.
+ */
+void protect_named_files(const struct hqt_ctx *ctx, struct hqt_binds *out, const char *dir,
+			 const char *text);
+/* A file's text (at most max bytes, else NULL), NUL-terminated; NULL when
+ * unreadable.  Caller frees. */
+char *read_text(const char *path, size_t max);
 /* host->bind_add of each project name (".claude/"), protected. */
 void bind_project(struct hqt_binds *out, const char *const names[]);
 /* True when two paths name the same directory (equal, or equal realpaths). */

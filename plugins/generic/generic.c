@@ -52,24 +52,6 @@ env_name_ok(const char *s, size_t n)
 	return true;
 }
 
-/* Relative, inside: no leading '/' or '~', no empty, "." or ".." part. */
-static bool
-project_name_ok(const char *s)
-{
-	if (s[0] == '\0' || s[0] == '/' || s[0] == '~')
-		return false;
-	while (*s != '\0') {
-		size_t n = strcspn(s, "/");
-
-		if (n == 0 || (n == 1 && s[0] == '.') || (n == 2 && !strncmp(s, "..", 2)))
-			return false;
-		s += n;
-		if (*s == '/')
-			s++;
-	}
-	return true;
-}
-
 static int
 configure(const struct hqt_ctx *ctx, struct hqt_error *err)
 {
@@ -95,7 +77,7 @@ configure(const struct hqt_ctx *ctx, struct hqt_error *err)
 		}
 	}
 	for (char **p = protect; !ret && *p; p++) {
-		if (!project_name_ok(*p)) {
+		if (**p == '~' || !path_plain(*p)) {
 			host->set_error(err, "project_protect: '%s' is not a path inside the "
 					"project (relative, without '.' or '..')", *p);
 			ret = HQT_ERROR;

@@ -499,6 +499,72 @@ Test(sandbox, project_harness_dir_symlink_refused)
 	sb_free(&s);
 }
 
+/*
+ * A protected file or git directory that is a symbolic link inside a
+ * writable directory (a dotfile manager's link to settings.json, a linked
+ * .git/hooks): its target can be made read-only, the link cannot, and the
+ * session could replace it.  First the attack, where nothing refuses: then
+ * the refusal, and a regular file as the control.
+ */
+Test(sandbox, protected_links_in_writable_dirs_refused)
+{
+	struct sb s;
+
+	sb_init(&s);
+	char *claude = fmt("%s/.claude", s.home), *dot = fmt("%s/dotfiles", s.home);
+	char *settings = fmt("%s/settings.json", claude), *real = fmt("%s/settings.json", dot);
+	write_file(real, "{}\n", 0644);
+	cr_assert_eq(mkdir(claude, 0700), 0);
+	cr_assert_eq(symlink(real, settings), 0);
+	sandbox_policy_add_bind(&s.pol, claude, HQT_BIND_RW);
+
+	/* the attack, with the link not declared protected */
+	RUN(&s, "unlink", settings, "write", settings, "{\"hooks\":\"evil\"}");
+	EXPECT(&s, fmt("unlink %s", settings), "ok");
+	EXPECT(&s, fmt("write %s {\"hooks\":\"evil\"}", settings), "ok");
+	cr_assert_eq(unlink(settings), 0);
+	cr_assert_eq(symlink(real, settings), 0);
+
+	sandbox_policy_add_bind(&s.pol, settings, HQT_BIND_PROTECT);
+	char *marker = fmt("%s/x", s.proj);
+	char *out = sb_fail(&s, (const char *const[]){ "write", marker, "y", NULL });
+	cr_expect(strstr(out, "settings.json' is a symbolic link in a directory the session "
+			      "may write") != NULL, "%s", out);
+	cr_expect(!exists(marker));
+	free(out);
+	/* control: a real file */
+	cr_assert_eq(unlink(settings), 0);
+	write_file(settings, "{}\n", 0644);
+	RUN(&s, "unlink", settings);
+	EXPECT(&s, fmt("unlink %s", settings), "EBUSY");
+
+	/* .git/hooks linked elsewhere in the project */
+	char *git = fmt("%s/.git", s.proj), *hooks = fmt("%s/hooks", git);
+	write_file(fmt("%s/config", git), "[core]\n", 0644);
+	cr_assert_eq(mkdir(fmt("%s/scripts", s.proj), 0755), 0);
+	cr_assert_eq(symlink("../scripts", hooks), 0);
+	out = sb_fail(&s, (const char *const[]){ "write", marker, "y", NULL });
+	cr_expect(strstr(out, "hooks' is a symbolic link in the writable project") != NULL,
+		  "%s", out);
+	free(out);
+	s.pol.fs_rw = false;
+	RUN(&s, "read", fmt("%s/README", s.proj));
+	EXPECT(&s, fmt("read %s/README", s.proj), "ok project readme");
+
+	/* .git itself a link */
+	rm_rf(git);
+	char *elsewhere = fmt("%s/gitdir", s.root);
+	write_file(fmt("%s/config", elsewhere), "[core]\n", 0644);
+	cr_assert_eq(symlink(elsewhere, git), 0);
+	s.pol.fs_rw = true;
+	out = sb_fail(&s, (const char *const[]){ "write", marker, "y", NULL });
+	cr_expect(strstr(out, ".git' is a symbolic link in the writable project") != NULL,
+		  "%s", out);
+	free(out);
+	free(marker);
+	sb_free(&s);
+}
+
 /* --- private home ------------------------------------------------------- */
 
 Test(sandbox, private_home_persists_and_stays_private)

@@ -1001,6 +1001,31 @@ Test(sandboxed, no_harness_settings_planted_in_the_project)
 	free(src);
 }
 
+/* The script claude's status line runs, in ~/.claude (where claude's own
+ * /statusline puts it): read-only in the argv that runs, the directory
+ * around it still writable. */
+Test(sandboxed, claude_status_line_script_read_only)
+{
+	char *dir = fmt("%s/.claude", te.home), *script = fmt("%s/statusline-command.sh", dir);
+	struct run r;
+	static const char *const args[] = { "new", "p", "claude", "--sandbox", "--dry-run", NULL };
+
+	write_file(script, "#!/bin/sh\necho ok\n", 0755);
+	write_file(fmt("%s/settings.json", dir),
+		   "{\"statusLine\": {\"type\": \"command\", "
+		   "\"command\": \"bash ~/.claude/statusline-command.sh\"}}\n", 0600);
+	run_hqtv(&r, &te, args);
+	cr_assert_eq(r.code, 0, "%s", r.err);
+	char *ro = fmt(" --ro-bind %s %s ", script, script), *rw = fmt(" --bind %s %s ", dir, dir);
+	cr_expect(strstr(r.out, ro) != NULL, "no%s in: %s", ro, r.out);
+	cr_expect(strstr(r.out, rw) != NULL && strstr(r.out, rw) < strstr(r.out, ro), "%s", r.out);
+	run_free(&r);
+	free(ro);
+	free(rw);
+	free(script);
+	free(dir);
+}
+
 /* ---- 9. fail closed: bwrap missing ------------------------------------- */
 
 static long

@@ -279,6 +279,54 @@ Test(plugins, claude_skip_flags_and_binds)
 	binds_clear(&b);
 }
 
+/* The scripts claude's settings run (hooks, status line, helpers) and that
+ * live in ~/.claude, where a session could rewrite them: protected. */
+Test(plugins, claude_protects_the_scripts_its_settings_run)
+{
+	struct hqt_binds b = { NULL, 0 };
+	char *claude = fmt("%s/.claude", home);
+
+	write_file(fmt("%s/statusline-command.sh", claude), "echo hi\n", 0755);
+	write_file(fmt("%s/scripts/guard.py", claude), "print()\n", 0644);
+	write_file(fmt("%s/key.sh", claude), "echo k\n", 0755);
+	/* "${HOME}/.claude/x.sh" is read whole */
+	write_file(fmt("%s/braced.sh", claude), "x\n", 0755);
+	write_file(fmt("%s/notes.md", claude), "notes\n", 0644);
+	write_file(fmt("%s/other.sh", claude), "x\n", 0755);
+	cr_assert_eq(mkdir(fmt("%s/projects", claude), 0755), 0);
+	write_file(fmt("%s/settings.json", claude),
+		   "{\"statusLine\": {\"type\": \"command\", "
+		   "\"command\": \"bash ~/.claude/statusline-command.sh\"},\n"
+		   " \"hooks\": {\"PreToolUse\": [{\"matcher\": \"Bash\", \"hooks\": [{\"type\": "
+		   "\"command\", \"command\": \"python3 \\\"$HOME/.claude/scripts/guard.py\\\" "
+		   "--x=~/.claude/../.bashrc\"}]}],\n"
+		   "   \"Stop\": [{\"hooks\": [{\"type\": \"command\", \"command\": "
+		   "\"${HOME}/.claude/braced.sh; ~/.claude/missing.sh; /usr/bin/true; "
+		   "ls ~/.claude/projects\"}]}]},\n"
+		   " \"apiKeyHelper\": \"~/.claude/key.sh\",\n"
+		   " \"permissions\": {\"allow\": [\"Read(~/.claude/notes.md)\"]},\n"
+		   " \"other\": \"~/.claude/other.sh\"}\n", 0600);
+	harness_binds(harness("claude"), &b);
+	expect_bind(&b, ".claude/statusline-command.sh", HQT_BIND_PROTECT);
+	expect_bind(&b, ".claude/scripts/guard.py", HQT_BIND_PROTECT);
+	expect_bind(&b, ".claude/key.sh", HQT_BIND_PROTECT);
+	expect_bind(&b, ".claude/braced.sh", HQT_BIND_PROTECT);
+	cr_expect_eq(b.n, 12, "only those four more");
+	for (size_t i = 0; i < b.n; i++)
+		cr_expect(!strstr(b.v[i].path, "notes.md") && !strstr(b.v[i].path, "other.sh") &&
+			  !strstr(b.v[i].path, ".bashrc") && !strstr(b.v[i].path, "/usr/bin") &&
+			  !strstr(b.v[i].path, "projects") && !strstr(b.v[i].path, "missing"),
+			  "%s", b.v[i].path);
+	binds_clear(&b);
+
+	/* Not JSON: nothing more, and no crash. */
+	write_file(fmt("%s/settings.json", claude), "{\"command\": \"~/.claude/key.sh\"", 0600);
+	harness_binds(harness("claude"), &b);
+	cr_expect_eq(b.n, 8);
+	binds_clear(&b);
+	free(claude);
+}
+
 /* ---- codex ---- */
 
 Test(plugins, codex_spawn_and_resume_argv)
@@ -342,6 +390,24 @@ Test(plugins, codex_home_binds_and_env)
 	expect_bind(&b, cfgfile, HQT_BIND_PROTECT);
 	expect_bind(&b, ".codex/", HQT_BIND_PROJECT | HQT_BIND_PROTECT); /* the project's, wherever CODEX_HOME is */
 	cr_expect_eq(b.n, 3);
+	binds_clear(&b);
+
+	/* What config.toml runs from inside the codex home: protected. */
+	char *notify = fmt("%s/notify.py", alt), *mcp = fmt("%s/mcp/server.js", alt);
+	write_file(notify, "print()\n", 0755);
+	write_file(mcp, "//\n", 0644);
+	write_file(cfgfile, fmt("model = \"o3\"\nnotify = [\"python3\", \"%s\"]\n"
+				"[mcp_servers.x]\ncommand = \"node\"\nargs = ['%s']\n"
+				"[mcp_servers.y]\ncommand = \"/usr/bin/env\"\n"
+				"log = \"%s/sessions\"\n# \"%s/gone.py\"\n", notify, mcp, alt, alt),
+		   0600);
+	cr_assert_eq(mkdir(fmt("%s/sessions", alt), 0755), 0);
+	harness_binds(harness("codex"), &b);
+	expect_bind(&b, notify, HQT_BIND_PROTECT);
+	expect_bind(&b, mcp, HQT_BIND_PROTECT);
+	cr_expect_eq(b.n, 5, "no directory, nothing outside the home");
+	free(notify);
+	free(mcp);
 	spawn(&c, "codex", request(NULL, NULL, 1, 1000));
 	expect_words(&c.env, env, NULL);
 	cmd_clear(&c);
