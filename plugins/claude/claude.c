@@ -1,6 +1,5 @@
 /* claude.c: the Claude Code harness plugin. */
 #include <dirent.h>
-#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -45,8 +44,6 @@ static const char *const COMMAND_KEYS[] = {
 	"command", "apiKeyHelper", "awsAuthRefresh", "awsCredentialExport",
 	"otelHeadersHelper", NULL,
 };
-/* settings.json is small; a larger file is not read for commands. */
-#define MAX_SETTINGS ((size_t)1 << 20)
 /*
  * In the project, what claude run there later obeys: .claude/ holds
  * settings.json and settings.local.json (hooks, statusLine, MCP approval),
@@ -74,55 +71,6 @@ skip_permission_flags(const struct hqt_ctx *ctx, struct hqt_strlist *out)
 	list_words(out, SKIP_FLAGS);
 }
 
-static bool
-command_key(const char *key)
-{
-	for (const char *const *k = COMMAND_KEYS; *k; k++)
-		if (!strcmp(key, *k))
-			return true;
-	return false;
-}
-
-static void
-walk_commands(const struct hqt_ctx *ctx, struct hqt_binds *out, const char *dir, json_t *v,
-	      int depth)
-{
-	const char *key;
-	json_t *item;
-	size_t i;
-
-	if (depth > 16)
-		return;
-	if (json_is_object(v)) {
-		json_object_foreach(v, key, item) {
-			if (json_is_string(item) && command_key(key))
-				protect_named_files(ctx, out, dir, json_string_value(item));
-			else
-				walk_commands(ctx, out, dir, item, depth + 1);
-		}
-	} else if (json_is_array(v)) {
-		json_array_foreach(v, i, item)
-			walk_commands(ctx, out, dir, item, depth + 1);
-	}
-}
-
-/* The scripts that the commands of a settings file name under dir. */
-static void
-protect_command_scripts(const struct hqt_ctx *ctx, struct hqt_binds *out, const char *dir,
-			const char *settings)
-{
-	char *path = home_path(ctx, settings), *text = read_text(path, MAX_SETTINGS);
-	json_t *doc = text ? json_loads(text, 0, NULL) : NULL;
-
-	if (text && !doc)
-		host->log(ctx, "%s is not JSON: the scripts its commands name are not protected",
-			  path);
-	walk_commands(ctx, out, dir, doc, 0);
-	json_decref(doc);
-	free(text);
-	free(path);
-}
-
 static void
 sandbox_binds(const struct hqt_ctx *ctx, struct hqt_binds *out)
 {
@@ -132,8 +80,11 @@ sandbox_binds(const struct hqt_ctx *ctx, struct hqt_binds *out)
 	bind_path(ctx, out, STATE_FILE, HQT_BIND_SEED | HQT_BIND_RW);
 	for (const char *const *p = PROTECTED; *p; p++)
 		bind_path(ctx, out, *p, HQT_BIND_PROTECT);
-	for (const char *const *p = SETTINGS; *p; p++)
-		protect_command_scripts(ctx, out, dir, *p);
+	for (const char *const *p = SETTINGS; *p; p++) {
+		char *path = home_path(ctx, *p);
+		protect_json_commands(ctx, out, dir, path, COMMAND_KEYS);
+		free(path);
+	}
 	bind_project(out, PROJECT_PROTECTED);
 	free(dir);
 }

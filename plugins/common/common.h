@@ -87,6 +87,14 @@ bool path_plain(const char *s);
  */
 void protect_named_files(const struct hqt_ctx *ctx, struct hqt_binds *out, const char *dir,
 			 const char *text);
+/*
+ * protect_named_files of every string that a JSON settings file holds
+ * under one of keys (a string, or an array of strings such as "args"), at
+ * any depth.  A file that is missing is nothing; one that is not JSON is
+ * logged.  In json-commands.c: only plugins that link jansson have it.
+ */
+void protect_json_commands(const struct hqt_ctx *ctx, struct hqt_binds *out, const char *dir,
+			   const char *file, const char *const keys[]);
 /* A file's text (at most max bytes, else NULL), NUL-terminated; NULL when
  * unreadable.  Caller frees. */
 char *read_text(const char *path, size_t max);

@@ -24,6 +24,14 @@ static const char DATA_DIR[] = "kiro-cli";
 /* What the unsandboxed kiro would run later (agents carry hooks and MCP
  * servers): read-only inside. */
 static const char *const PROTECTED[] = {"~/.kiro/settings", "~/.kiro/agents", NULL};
+/*
+ * The JSON files in those directories name programs kiro runs: an agent's
+ * hooks ("command"), an MCP server's "command" and "args".  The scripts
+ * they name inside ~/.kiro are made read-only too.
+ */
+static const char KIRO_DIR[] = "~/.kiro";
+static const char *const COMMAND_KEYS[] = {"command", "args", NULL};
+static const char JSON_SUFFIX[] = ".json";
 /* The workspace's own: .kiro/settings (mcp.json), .kiro/agents (local
  * agents, with hooks and MCP servers), .kiro/hooks (commands the IDE runs). */
 static const char *const PROJECT_PROTECTED[] = {
@@ -47,6 +55,34 @@ skip_permission_flags(const struct hqt_ctx *ctx, struct hqt_strlist *out)
 	list_words(out, SKIP_FLAGS);
 }
 
+/* The scripts the *.json of the protected directories run. */
+static void
+protect_scripts(const struct hqt_ctx *ctx, struct hqt_binds *out)
+{
+	char *kiro = home_path(ctx, KIRO_DIR);
+
+	for (const char *const *p = PROTECTED; *p; p++) {
+		char *dir = home_path(ctx, *p);
+		struct dirent **names = NULL;
+		/* Sorted: the same binds, in the same order, at every start. */
+		int n = scandir(dir, &names, NULL, alphasort);
+
+		for (int i = 0; i < n; i++) {
+			size_t len = strlen(names[i]->d_name), k = strlen(JSON_SUFFIX);
+
+			if (len > k && !strcmp(names[i]->d_name + len - k, JSON_SUFFIX)) {
+				char *file = xasprintf("%s/%s", dir, names[i]->d_name);
+				protect_json_commands(ctx, out, kiro, file, COMMAND_KEYS);
+				free(file);
+			}
+			free(names[i]);
+		}
+		free(names);
+		free(dir);
+	}
+	free(kiro);
+}
+
 static void
 sandbox_binds(const struct hqt_ctx *ctx, struct hqt_binds *out)
 {
@@ -59,6 +95,7 @@ sandbox_binds(const struct hqt_ctx *ctx, struct hqt_binds *out)
 	bind_path(ctx, out, dir, HQT_BIND_RW);
 	for (const char *const *p = PROTECTED; *p; p++)
 		bind_path(ctx, out, *p, HQT_BIND_PROTECT);
+	protect_scripts(ctx, out);
 	bind_project(out, PROJECT_PROTECTED);
 	free(dir);
 }

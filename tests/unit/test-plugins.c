@@ -458,6 +458,22 @@ Test(plugins, kiro_binds_follow_xdg_data_home)
 	expect_bind(&b, ".kiro/hooks/", HQT_BIND_PROJECT | HQT_BIND_PROTECT);
 	cr_expect_eq(b.n, 8);
 	binds_clear(&b);
+
+	/* What its agents and MCP servers run from inside ~/.kiro: protected. */
+	write_file(fmt("%s/.kiro/scripts/spawn.sh", home), "x\n", 0755);
+	write_file(fmt("%s/.kiro/mcp/server.js", home), "//\n", 0644);
+	write_file(fmt("%s/.kiro/notes.md", home), "n\n", 0644);
+	write_file(fmt("%s/.kiro/agents/dev.json", home),
+		   "{\"hooks\": {\"agentSpawn\": [{\"command\": \"~/.kiro/scripts/spawn.sh\"}]},"
+		   " \"prompt\": \"~/.kiro/notes.md\"}\n", 0644);
+	write_file(fmt("%s/.kiro/settings/mcp.json", home),
+		   "{\"mcpServers\": {\"x\": {\"command\": \"node\", "
+		   "\"args\": [\"~/.kiro/mcp/server.js\", \"--port=1\"]}}}\n", 0644);
+	harness_binds(harness("kiro"), &b);
+	expect_bind(&b, ".kiro/scripts/spawn.sh", HQT_BIND_PROTECT);
+	expect_bind(&b, ".kiro/mcp/server.js", HQT_BIND_PROTECT);
+	cr_expect_eq(b.n, 10, "not the prompt file");
+	binds_clear(&b);
 	harness_skip_flags(harness("kiro"), &flags);
 	expect_words(&flags, "--trust-all-tools", NULL);
 
