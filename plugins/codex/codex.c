@@ -63,8 +63,13 @@ static char *
 codex_home(const struct hqt_ctx *ctx)
 {
 	const char *env = getenv(HOME_ENV);
+	char *home = env && env[0] ? xasprintf("%s", env) : home_path(ctx, DEFAULT_HOME);
+	size_t n = strlen(home);
 
-	return env && env[0] ? xasprintf("%s", env) : home_path(ctx, DEFAULT_HOME);
+	/* "/x/codex/" names what "/x/codex" does, and paths are compared to it */
+	while (n > 1 && home[n - 1] == '/')
+		home[--n] = '\0';
+	return home;
 }
 
 static void
