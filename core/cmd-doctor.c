@@ -73,12 +73,14 @@ check_tmux(struct report *r, struct cmd_ctx *ctx)
 	free(path);
 }
 
-static void
+static bool
 check_bwrap(struct report *r)
 {
 	struct sandbox_probe p;
+	bool ok;
 
 	sandbox_probe(&p);
+	ok = p.available;
 	if (p.available)
 		add(r, "bubblewrap", true, false,
 		    xasprintf("bwrap %s (%s), sandboxed sessions available",
@@ -88,6 +90,7 @@ check_bwrap(struct report *r)
 		    xasprintf("sandboxed sessions unavailable: %s", p.reason),
 		    xstrdup(p.fix ? p.fix : "see docs/sandbox.md"));
 	sandbox_probe_clear(&p);
+	return ok;
 }
 
 /* The nearest existing ancestor of path, for a database not created yet. */
@@ -141,8 +144,50 @@ check_db(struct report *r, const char *path)
 	free(dir);
 }
 
+/*
+ * Would a writable sandboxed session of h start?  The plan its launcher
+ * makes, checked against an empty stand-in project: what stops it is in
+ * the harness's own files (a settings.json that is a link, say), so the
+ * user hears of it here rather than from their first `hqt new --sandbox`.
+ */
 static void
-check_plugins(struct report *r, struct cmd_ctx *ctx)
+check_sandbox_plan(struct report *r, struct cmd_ctx *ctx, const struct harness *h)
+{
+	char tmpl[] = "/tmp/hqt-doctor-XXXXXX", *home = user_home(), *priv, *err = NULL;
+	char *argv[] = { "true", NULL };
+	struct hqt_binds binds = { NULL, 0 };
+	struct sandbox_policy pol;
+
+	priv = sandbox_private_home(h->name);
+	if (home == NULL || priv == NULL || mkdtemp(tmpl) == NULL) {
+		free(home);
+		free(priv);
+		return;
+	}
+	harness_binds(h, &binds);
+	sandbox_policy_init(&pol);
+	sandbox_policy_from_config(&pol, &ctx->cfg.sandbox, &binds);
+	pol.fs_rw = true;
+	struct sandbox_input in = {
+		.policy = &pol, .argv = argv, .project = tmpl, .home = home,
+		.private_home = priv,
+	};
+	if (sandbox_check(&in, &err) != 0) {
+		char *name = xasprintf("sandbox %s", h->name);
+		add(r, name, false, false, xasprintf("sandboxed sessions will not start: %s", err),
+		    xstrdup("what the reason says; docs/sandbox.md explains each case"));
+		free(name);
+		free(err);
+	}
+	rmdir(tmpl);
+	sandbox_policy_free(&pol);
+	binds_clear(&binds);
+	free(home);
+	free(priv);
+}
+
+static void
+check_plugins(struct report *r, struct cmd_ctx *ctx, bool sandbox)
 {
 	struct registry *reg = &ctx->reg;
 	char *err = NULL;
@@ -194,6 +239,8 @@ check_plugins(struct report *r, struct cmd_ctx *ctx)
 		cmd_clear(&cmd);
 		free(name);
 		free(id);
+		if (sandbox)
+			check_sandbox_plan(r, ctx, h);
 	}
 }
 
@@ -212,10 +259,10 @@ cmd_doctor_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	    ctx->cfg.path ? xasprintf("using %s", ctx->cfg.path)
 			  : xstrdup("no hqt.ini found; using built-in defaults"), NULL);
 	check_tmux(&r, ctx);
-	check_bwrap(&r);
+	bool sandbox = check_bwrap(&r);
 	check_db(&r, ctx->cfg.db_path);
 	cmd_registry(ctx);
-	check_plugins(&r, ctx);
+	check_plugins(&r, ctx, sandbox);
 
 	for (size_t i = 0; i < r.n; i++)
 		if (!r.v[i].ok && r.v[i].fatal)

@@ -420,12 +420,42 @@ Test(cli, doctor_json)
 	cr_assert_not_null(c = check_named(j, "harness claude"));
 	cr_assert(json_is_true(json_object_get(c, "ok")), "%s",
 		  json_string_value(json_object_get(c, "detail")));
+	cr_assert_null(check_named(j, "sandbox claude"), "a sandbox that would start is no news");
 	json_decref(j);
 	/* Doctor creates nothing: no database file appears. */
 	char *dbf = fmt("%s/.local/share/hqt/hqt.db", te.home);
 	struct stat st;
 	cr_assert_neq(stat(dbf, &st), 0, "doctor created %s", dbf);
 	free(dbf);
+}
+
+/* A sandboxed claude session would be refused (its settings.json is a link
+ * that a session could replace): doctor says so before `hqt new` does. */
+Test(cli, doctor_warns_of_a_sandbox_that_would_not_start)
+{
+	char *dir = fmt("%s/.claude", te.home), *dot = fmt("%s/dotfiles.json", te.root);
+	struct run r;
+	json_t *j, *c;
+
+	write_file(dot, "{}\n", 0644);
+	cr_assert_eq(mkdir(dir, 0700), 0);
+	cr_assert_eq(symlink(dot, fmt("%s/settings.json", dir)), 0);
+	run_hqt(&r, &te, "doctor", "--json", NULL);
+	j = run_json(&r, "doctor --json");
+	run_free(&r);
+	assert_doctor_shape(j);
+	cr_assert(json_is_true(json_object_get(j, "ok")), "a warning, not a failure");
+	if (!json_is_true(json_object_get(check_named(j, "bubblewrap"), "ok")))
+		cr_skip_test("no usable bubblewrap here: doctor checks no sandbox plan");
+	cr_assert_not_null(c = check_named(j, "sandbox claude"));
+	cr_assert(json_is_false(json_object_get(c, "ok")));
+	cr_assert_not_null(strstr(json_string_value(json_object_get(c, "detail")),
+				  "settings.json' is a symbolic link"), "%s",
+			   json_string_value(json_object_get(c, "detail")));
+	cr_assert_null(check_named(j, "sandbox codex"));
+	json_decref(j);
+	free(dir);
+	free(dot);
 }
 
 Test(cli, doctor_without_bwrap_still_ok)
