@@ -60,7 +60,9 @@ enum hqt_status {
  */
 #define HQT_BIND_SEED     (1u << 1)
 /* Re-bound read-only on top of a writable bind (settings the unsandboxed
- * harness would run later). */
+ * harness would run later).  When missing, the host makes an empty one
+ * first, so that nothing can be planted there: a directory when the path
+ * ends in '/', else a file ("{}" for .json). */
 #define HQT_BIND_PROTECT  (1u << 2)
 /*
  * ABI 1.1.  With HQT_BIND_PROTECT: the path is relative to the project

@@ -24,12 +24,18 @@ static const char STATE_DIR[] = "~/.claude";
 static const char TRANSCRIPTS_DIR[] = "~/.claude/projects";
 /* Main state, rewritten by rename beside ~/.claude: seeded, never bound. */
 static const char STATE_FILE[] = "~/.claude.json";
-/* What the unsandboxed claude would run later: settings (hooks, statusLine),
+/*
+ * What the unsandboxed claude would run later: settings (hooks, statusLine),
  * the usual hook-script directory, installed plugins (their hooks and MCP
- * servers).  Read-only inside. */
+ * servers), and the commands, agents and skills it loads by itself (their
+ * frontmatter can allow tools, a command can run shell lines, a skill
+ * carries scripts).  Read-only inside.  A trailing '/' marks a directory:
+ * made empty when missing, never a file in its place.
+ */
 static const char *const PROTECTED[] = {
 	"~/.claude/settings.json", "~/.claude/settings.local.json",
-	"~/.claude/hooks", "~/.claude/plugins", NULL,
+	"~/.claude/hooks/", "~/.claude/plugins/", "~/.claude/commands/",
+	"~/.claude/agents/", "~/.claude/skills/", NULL,
 };
 static const char *const SETTINGS[] = {
 	"~/.claude/settings.json", "~/.claude/settings.local.json", NULL,

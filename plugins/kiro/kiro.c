@@ -23,7 +23,7 @@ static const char DEFAULT_DATA_HOME[] = "~/.local/share";
 static const char DATA_DIR[] = "kiro-cli";
 /* What the unsandboxed kiro would run later (agents carry hooks and MCP
  * servers): read-only inside. */
-static const char *const PROTECTED[] = {"~/.kiro/settings", "~/.kiro/agents", NULL};
+static const char *const PROTECTED[] = {"~/.kiro/settings/", "~/.kiro/agents/", NULL};
 /*
  * The JSON files in those directories name programs kiro runs: an agent's
  * hooks ("command"), an MCP server's "command" and "args".  The scripts

@@ -388,11 +388,19 @@ Test(sandbox, harness_settings_protected_and_state_writable)
 	char *settings = fmt("%s/settings.json", claude), *local = fmt("%s/settings.local.json", claude);
 	write_file(settings, "{\"hooks\":{}}\n", 0600);
 	sandbox_policy_add_bind(&s.pol, claude, HQT_BIND_RW);
+	char *hooks = fmt("%s/hooks", claude);
 	sandbox_policy_add_bind(&s.pol, settings, HQT_BIND_PROTECT);
 	sandbox_policy_add_bind(&s.pol, local, HQT_BIND_PROTECT);
+	sandbox_policy_add_bind(&s.pol, fmt("%s/", hooks), HQT_BIND_PROTECT);
 	RUN(&s, "write", settings, "{\"hooks\":\"evil\"}", "write", local, "evil",
 	    "write", fmt("%s/x", claude), "state", "rename", fmt("%s/x", claude), settings,
-	    "unlink", local, "read", settings);
+	    "unlink", local, "read", settings, "write", fmt("%s/pre.sh", hooks), "evil",
+	    "rmdir", hooks);
+	/* a missing directory is made a directory, never a file in its place */
+	struct stat st;
+	cr_expect(stat(hooks, &st) == 0 && S_ISDIR(st.st_mode), "%s is no directory", hooks);
+	EXPECT(&s, fmt("write %s/pre.sh evil", hooks), "EROFS");
+	EXPECT(&s, fmt("rmdir %s", hooks), "EBUSY");
 	EXPECT(&s, fmt("write %s {\"hooks\":\"evil\"}", settings), "EROFS");
 	EXPECT(&s, fmt("write %s evil", local), "EROFS");
 	EXPECT(&s, fmt("read %s", settings), "ok {\"hooks\":{}}");

@@ -270,11 +270,14 @@ Test(plugins, claude_skip_flags_and_binds)
 	expect_bind(&b, ".claude.json", HQT_BIND_SEED | HQT_BIND_RW);
 	expect_bind(&b, ".claude/settings.json", HQT_BIND_PROTECT);
 	expect_bind(&b, ".claude/settings.local.json", HQT_BIND_PROTECT);
-	expect_bind(&b, ".claude/hooks", HQT_BIND_PROTECT);
-	expect_bind(&b, ".claude/plugins", HQT_BIND_PROTECT);
+	expect_bind(&b, ".claude/hooks/", HQT_BIND_PROTECT);
+	expect_bind(&b, ".claude/plugins/", HQT_BIND_PROTECT);
+	expect_bind(&b, ".claude/commands/", HQT_BIND_PROTECT);
+	expect_bind(&b, ".claude/agents/", HQT_BIND_PROTECT);
+	expect_bind(&b, ".claude/skills/", HQT_BIND_PROTECT);
 	expect_bind(&b, ".claude/", HQT_BIND_PROJECT | HQT_BIND_PROTECT);
 	expect_bind(&b, ".mcp.json", HQT_BIND_PROJECT | HQT_BIND_PROTECT);
-	cr_expect_eq(b.n, 8);
+	cr_expect_eq(b.n, 11);
 	strv_clear(&flags);
 	binds_clear(&b);
 }
@@ -311,7 +314,7 @@ Test(plugins, claude_protects_the_scripts_its_settings_run)
 	expect_bind(&b, ".claude/scripts/guard.py", HQT_BIND_PROTECT);
 	expect_bind(&b, ".claude/key.sh", HQT_BIND_PROTECT);
 	expect_bind(&b, ".claude/braced.sh", HQT_BIND_PROTECT);
-	cr_expect_eq(b.n, 12, "only those four more");
+	cr_expect_eq(b.n, 15, "only those four more");
 	for (size_t i = 0; i < b.n; i++)
 		cr_expect(!strstr(b.v[i].path, "notes.md") && !strstr(b.v[i].path, "other.sh") &&
 			  !strstr(b.v[i].path, ".bashrc") && !strstr(b.v[i].path, "/usr/bin") &&
@@ -322,7 +325,7 @@ Test(plugins, claude_protects_the_scripts_its_settings_run)
 	/* Not JSON: nothing more, and no crash. */
 	write_file(fmt("%s/settings.json", claude), "{\"command\": \"~/.claude/key.sh\"", 0600);
 	harness_binds(harness("claude"), &b);
-	cr_expect_eq(b.n, 8);
+	cr_expect_eq(b.n, 11);
 	binds_clear(&b);
 	free(claude);
 }
@@ -451,8 +454,8 @@ Test(plugins, kiro_binds_follow_xdg_data_home)
 	expect_bind(&b, ".kiro", HQT_BIND_RW);
 	expect_bind(&b, ".local/share/kiro-cli", HQT_BIND_RW);
 	expect_bind(&b, ".aws/sso/cache", HQT_BIND_RW);
-	expect_bind(&b, ".kiro/settings", HQT_BIND_PROTECT);
-	expect_bind(&b, ".kiro/agents", HQT_BIND_PROTECT);
+	expect_bind(&b, ".kiro/settings/", HQT_BIND_PROTECT);
+	expect_bind(&b, ".kiro/agents/", HQT_BIND_PROTECT);
 	expect_bind(&b, ".kiro/settings/", HQT_BIND_PROJECT | HQT_BIND_PROTECT);
 	expect_bind(&b, ".kiro/agents/", HQT_BIND_PROJECT | HQT_BIND_PROTECT);
 	expect_bind(&b, ".kiro/hooks/", HQT_BIND_PROJECT | HQT_BIND_PROTECT);
