@@ -1772,6 +1772,22 @@ sandbox_check(const struct sandbox_input *in, char **err)
 	return 0;
 }
 
+/*
+ * What prepare makes in someone else's directory is theirs: root running
+ * a session in alice's project must not leave her a .claude/ she cannot
+ * write.  Only root can give a file away; for anyone else it is theirs.
+ */
+static void
+owner_of_parent(const char *path)
+{
+	char *parent = path_dirname(path);
+	struct stat st;
+
+	if (geteuid() == 0 && stat(parent, &st) == 0 && st.st_uid != 0)
+		(void)!lchown(path, st.st_uid, st.st_gid);
+	free(parent);
+}
+
 int
 sandbox_prepare(const struct sandbox_input *in, char **err)
 {
@@ -1783,7 +1799,9 @@ sandbox_prepare(const struct sandbox_input *in, char **err)
 	if (prepare_private(&pl, err) < 0)
 		goto out;
 	for (size_t i = 0; i < pl.mk_dirs.n; i++) {
-		if (mkdir(pl.mk_dirs.v[i], 0755) < 0 && errno != EEXIST) {
+		if (mkdir(pl.mk_dirs.v[i], 0755) == 0)
+			owner_of_parent(pl.mk_dirs.v[i]);
+		else if (errno != EEXIST) {
 			set_err(err, "sandbox: cannot create '%s': %s", pl.mk_dirs.v[i],
 				strerror(errno));
 			goto out;
@@ -1804,6 +1822,7 @@ sandbox_prepare(const struct sandbox_input *in, char **err)
 			goto out;
 		}
 		close(fd);
+		owner_of_parent(p);
 	}
 	rc = 0;
 out:

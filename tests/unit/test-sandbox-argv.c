@@ -460,9 +460,17 @@ Test(sandbox_argv, project_names_protected)
 	cr_assert_lt(find3(&f.av, "--bind", kiro, kiro), find3(&f.av, "--ro-bind", agents, agents));
 	cr_assert(!mentions(&f.av, mcp), "a missing file is no mount");
 	cr_assert_neq(stat(claude, &st), 0, "building the argv creates nothing");
+	/* root starting a session in someone else's project leaves them what
+	 * it made, not directories they cannot write */
+	bool root = geteuid() == 0;
+	if (root)
+		cr_assert_eq(chown(f.proj, 65534, 65534), 0);
 	cr_assert_eq(sandbox_prepare(&f.in, &f.err), 0, "%s", f.err ? f.err : "");
 	cr_assert(stat(claude, &st) == 0 && S_ISDIR(st.st_mode));
+	cr_assert_eq(st.st_uid, root ? 65534 : geteuid());
 	cr_assert(stat(agents, &st) == 0 && S_ISDIR(st.st_mode));
+	cr_assert_eq(st.st_uid, root ? 65534 : geteuid());
+	cr_assert(stat(kiro, &st) == 0 && st.st_uid == (root ? 65534 : geteuid()));
 	cr_assert_neq(stat(mcp, &st), 0, "prepare created %s", mcp);
 	cr_assert_str_eq(slurp(settings), "x: 1\n");
 	rm_rf(claude);
