@@ -637,8 +637,18 @@ compose_footer(struct tui *t)
 	case MODE_HELP: compose_keys(t, help_keys, ARRAY_SIZE(help_keys)); break;
 	}
 	frame_fill(f, f->rows - 2, 0, f->cols, ST_NORMAL);
-	if (t->msg != NULL)
-		frame_text(f, f->rows - 2, 1, f->cols - 2, t->msg, t->msg_error ? ST_ERROR : ST_OK);
+	if (t->msg != NULL) {
+		/* An error wider than the line wraps upwards over the list (4
+		 * lines at most), so that the fix at its end is not cut off. */
+		int w = f->cols - 2;
+		int lines = t->msg_error ? frame_text_wrap(NULL, 0, 0, w, 4, t->msg, 0) : 1;
+		int y0 = f->rows - 1 - (lines > 1 ? lines : 1);
+
+		for (int y = y0; y < f->rows - 2; y++)
+			frame_fill(f, y, 0, f->cols, ST_NORMAL);
+		frame_text_wrap(f, y0, 1, w, f->rows - 1 - y0, t->msg,
+				t->msg_error ? ST_ERROR : ST_OK);
+	}
 }
 
 void
