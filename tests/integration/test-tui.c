@@ -709,6 +709,31 @@ Test(tui, add_project_checks_the_path)
 	free(bad);
 }
 
+/* An error wider than the terminal wraps over the list: its end (the part
+ * that says what to do) is never lost to the ellipsis. */
+Test(tui, long_errors_wrap_instead_of_losing_their_end)
+{
+	char *bad = fmt("%s/a-folder-with-a-rather-long-name/does-not-exist", te.root);
+
+	tui_start(50, 20);
+	wait_screen("No projects yet");
+	KEYS1("p");
+	wait_screen("Add project");
+	KEYS1("C-u");
+	type("x");
+	KEYS1("Tab");
+	KEYS1("C-u");
+	type(bad);
+	KEYS1("Enter");
+	wait_screen("cannot use");
+	wait_screen("directory");    /* "No such file or directory", the end */
+	KEYS1("Escape");
+	wait_screen_gone("Add project");
+	KEYS1("Escape");
+	wait_screen_gone("cannot use");
+	free(bad);
+}
+
 /* ---- resume, kill, delete ---- */
 
 Test(tui, kill_resume_and_delete_do_what_the_cli_does)
