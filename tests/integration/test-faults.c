@@ -82,24 +82,6 @@ env_put(const char *name, const char *value)
 	free(a);
 }
 
-static void
-sleep_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
-}
-
-static long long
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* The real tmux, found on the PATH ctest gave us (the wrapper is not on it). */
 static char *
 real_tmux(void)
@@ -127,8 +109,6 @@ set_path(bool with_wrapper)
 	env_put("PATH", p);
 	free(p);
 }
-
-static void hqt_ok(const char *first, ...);
 
 static void
 setup(void)
@@ -214,7 +194,7 @@ setup(void)
 	env_put("XDG_RUNTIME_DIR", p);
 	free(p);
 	write_file(control, "idle\n", 0644);
-	hqt_ok("project", "add", "p", proj, NULL);
+	run_ok(&te, "project", "add", "p", proj, NULL);
 }
 
 static void
@@ -275,19 +255,6 @@ hqt(struct run *r, const char *first, ...)
 	va_start(ap, first);
 	run_hqt_va(r, first, ap);
 	va_end(ap);
-}
-
-static void
-hqt_ok(const char *first, ...)
-{
-	va_list ap;
-	struct run r;
-
-	va_start(ap, first);
-	run_hqt_va(&r, first, ap);
-	va_end(ap);
-	cr_assert_eq(r.code, 0, "hqt %s: exit %d: %s", first, r.code, r.err);
-	run_free(&r);
 }
 
 /* Is hqt running as another user (root dropping to 65534)? */
@@ -358,67 +325,6 @@ assert_one_error(const struct run *r, int code, const char *names, const char *w
 				   what, names, r->err);
 }
 
-static json_t *
-list_json(void)
-{
-	struct run r;
-	json_t *j;
-
-	hqt(&r, "list", "--json", NULL);
-	j = run_json(&r, "list --json");
-	run_free(&r);
-	cr_assert(json_is_array(j));
-	return j;
-}
-
-static json_t *
-in_list(json_t *l, long id)
-{
-	json_t *s;
-	size_t i;
-
-	json_array_foreach(l, i, s)
-		if (json_integer_value(json_object_get(s, "id")) == id)
-			return s;
-	return NULL;
-}
-
-static json_t *
-show_json(const char *key)
-{
-	struct run r;
-	json_t *j;
-
-	hqt(&r, "show", key, "--json", NULL);
-	j = run_json(&r, "show --json");
-	run_free(&r);
-	return j;
-}
-
-/* hqt new ARGS: its number (must succeed). */
-static long
-hqt_new(const char *first, ...)
-{
-	const char *args[64] = { "new", first };
-	size_t n = 2;
-	va_list ap;
-	struct run r;
-	char *end;
-	long id;
-
-	va_start(ap, first);
-	while (n < 63 && (args[n] = va_arg(ap, const char *)) != NULL)
-		n++;
-	va_end(ap);
-	args[n] = NULL;
-	run_hqtv(&r, &te, args);
-	cr_assert_eq(r.code, 0, "hqt new %s: exit %d: %s", first, r.code, r.err);
-	id = strtol(r.out, &end, 10);
-	cr_assert(id > 0 && strcmp(end, "\n") == 0, "hqt new printed [%s]", r.out);
-	run_free(&r);
-	return id;
-}
-
 /* Poll until every session in ids has a status in `want` ("a|b"). */
 static void
 wait_status(const long *ids, size_t n, const char *want, int timeout_ms)
@@ -427,11 +333,11 @@ wait_status(const long *ids, size_t n, const char *want, int timeout_ms)
 	char last[512];
 
 	for (;;) {
-		json_t *l = list_json();
+		json_t *l = run_list(&te);
 		size_t ok = 0, off = 0;
 		last[0] = '\0';
 		for (size_t i = 0; i < n; i++) {
-			json_t *s = in_list(l, ids[i]);
+			json_t *s = session_in(l, ids[i]);
 			const char *st = s ? json_string_value(json_object_get(s, "status")) : NULL;
 			char *pat = fmt("|%s|", want), *word = fmt("|%s|", st ? st : "absent");
 			if (strstr(pat, word) != NULL)
@@ -460,7 +366,7 @@ wait_alive(const long *ids, size_t n, int timeout_ms)
 static size_t
 all_ids(long *ids, size_t max)
 {
-	json_t *l = list_json(), *s;
+	json_t *l = run_list(&te), *s;
 	size_t i, n = 0;
 
 	json_array_foreach(l, i, s)
@@ -614,8 +520,8 @@ make_db(void)
 
 	mkdir(a, 0755);
 	mkdir(b, 0755);
-	hqt_ok("project", "add", "a", a, NULL);
-	hqt_ok("project", "add", "b", b, NULL);
+	run_ok(&te, "project", "add", "a", a, NULL);
+	run_ok(&te, "project", "add", "b", b, NULL);
 	char *wal = fmt("%s-wal", db);
 	cr_assert_neq(stat(wal, &st), 0, "a -wal outlived hqt");
 	free(wal);
@@ -764,7 +670,7 @@ assert_all_come_back(size_t want_rows)
 	cr_assert_eq(r.code, 0, "%s", r.err);
 	cr_assert_str_empty(r.out, "a second resume --all still found: %s", r.out);
 	run_free(&r);
-	json_t *l = list_json(), *s;
+	json_t *l = run_list(&te), *s;
 	size_t i;
 	json_array_foreach(l, i, s)
 		cr_assert(json_is_null(json_object_get(s, "exit_message")),
@@ -782,7 +688,7 @@ Test(faults, tmux_killed_right_after_new_window)
 	long first;
 
 	/* A server with a session in it, so the next new-window succeeds. */
-	first = hqt_new("p", "gen", NULL);
+	first = run_new(&te, "p", "gen", NULL);
 	set_path(true);
 	write_file(arm, "new-window 1 after 0\n", 0644);
 	t0 = now_ms();
@@ -802,7 +708,7 @@ Test(faults, tmux_killed_right_after_new_window)
 
 	long ids[] = { first, 2 };
 	wait_status(ids, 2, "gone", 3000);
-	json_t *j = show_json("2");
+	json_t *j = run_show(&te, "2");
 	cr_assert_not_null(json_string_value(json_object_get(j, "exit_message")));
 	json_decref(j);
 	assert_all_come_back(2);
@@ -858,9 +764,9 @@ Test(faults, tmux_killed_at_each_step_of_new)
 	env_put("HQT_VERIFY_MS", "100");
 	set_path(true);
 	/* How many tmux calls a `hqt new` makes with the server up. */
-	hqt_new("p", "gen", NULL);
+	run_new(&te, "p", "gen", NULL);
 	env_put("FAULTS_LOG", log);
-	hqt_new("p", "gen", NULL);
+	run_new(&te, "p", "gen", NULL);
 	rows++;
 	env_put("FAULTS_LOG", NULL);
 	calls = slurp(log);
@@ -910,7 +816,7 @@ Test(faults, tmux_killed_during_resume_all)
 	/* plain: one rung, so the session hit by the fault cannot come back in
 	 * the same command (gen's second rung may well bring it back). */
 	for (int i = 0; i < 4; i++)
-		ids[i] = hqt_new("p", "plain", NULL);
+		ids[i] = run_new(&te, "p", "plain", NULL);
 	wait_alive(ids, 4, 5000);
 	kill_server_and_wait();
 	wait_status(ids, 4, "gone", 3000);
@@ -942,11 +848,11 @@ Test(faults, tmux_killed_at_moments_during_resume_all)
 	int span;
 
 	for (int i = 0; i < N; i++)
-		ids[i] = hqt_new("p", "gen", NULL);
+		ids[i] = run_new(&te, "p", "gen", NULL);
 	wait_alive(ids, N, 5000);
 	kill_server_and_wait();
 	long long t0 = now_ms();
-	hqt_ok("resume", "--all", NULL);
+	run_ok(&te, "resume", "--all", NULL);
 	span = (int)(now_ms() - t0);
 	wait_alive(ids, N, 5000);
 
@@ -1174,7 +1080,7 @@ assert_no_harness(const char *dir_named)
 	if (dir_named != NULL)
 		cr_assert_not_null(strstr(r.err, dir_named), "%s", r.err);
 	run_free(&r);
-	json_t *l = list_json();
+	json_t *l = run_list(&te);
 	cr_assert_eq(json_array_size(l), 0, "a row was written");
 	json_decref(l);
 }
@@ -1305,8 +1211,8 @@ Test(faults, home_unset_with_xdg_and_db_set_works)
 	cr_assert_eq(r.code, 0, "doctor without HOME: %s%s", r.out, r.err);
 	run_free(&r);
 	mkdir(q, 0755);
-	hqt_ok("project", "add", "q", q, NULL);
-	long id = hqt_new("q", "gen", NULL);
+	run_ok(&te, "project", "add", "q", q, NULL);
+	long id = run_new(&te, "q", "gen", NULL);
 	wait_alive(&id, 1, 5000);
 	hqt(&r, "show", "1", NULL);
 	cr_assert_eq(r.code, 0, "%s", r.err);
@@ -1433,9 +1339,9 @@ Test(faults, harness_binary_missing)
 	cr_assert_not_null(strstr(r.err, "session 1 did not start"), "%s", r.err);
 	run_free(&r);
 
-	l = list_json();
+	l = run_list(&te);
 	cr_assert_eq(json_array_size(l), 1);
-	s = in_list(l, 1);
+	s = session_in(l, 1);
 	cr_assert_str_eq(json_string_value(json_object_get(s, "status")), "exited");
 	const char *msg = json_string_value(json_object_get(s, "exit_message"));
 	cr_assert_not_null(msg);
@@ -1456,11 +1362,11 @@ Test(faults, harness_binary_missing)
 static void
 assert_exits_at_once(const char *harness, const char *first_line)
 {
-	long id = hqt_new("p", harness, NULL);
+	long id = run_new(&te, "p", harness, NULL);
 	json_t *j;
 
 	wait_status(&id, 1, "exited", 5000);
-	j = show_json("1");
+	j = run_show(&te, "1");
 	cr_assert_str_eq(json_string_value(json_object_get(j, "status")), "exited");
 	cr_assert_str_eq(json_string_value(json_object_get(j, "exit_message")), first_line);
 	json_decref(j);
@@ -1529,7 +1435,7 @@ Test(faults, arguments_of_100k)
 		run_free(&r);
 		free(what);
 	}
-	json_t *l = list_json();
+	json_t *l = run_list(&te);
 	cr_assert_eq(json_array_size(l), 0, "a row was written");
 	json_decref(l);
 	hqt(&r, "project", "list", "--json", NULL);
@@ -1567,9 +1473,9 @@ Test(faults, control_characters_are_never_written_raw)
 	cr_assert_eq(mkdir(dir, 0755), 0);
 	char *real = realpath(dir, NULL);
 	cr_assert_not_null(real);
-	hqt_ok("project", "add", "q", real, NULL);
-	long a = hqt_new("q", "claude", "--nickname", nick, "--model", model, NULL);
-	long b = hqt_new("p", "gen", "--nickname", nick2, NULL);
+	run_ok(&te, "project", "add", "q", real, NULL);
+	long a = run_new(&te, "q", "claude", "--nickname", nick, "--model", model, NULL);
+	long b = run_new(&te, "p", "gen", "--nickname", nick2, NULL);
 	long ids[] = { a, b };
 	wait_alive(ids, 2, 5000);
 
@@ -1603,13 +1509,13 @@ Test(faults, control_characters_are_never_written_raw)
 	run_free(&r);
 
 	/* JSON keeps them exact. */
-	j = show_json("1");
+	j = run_show(&te, "1");
 	cr_assert_str_eq(json_string_value(json_object_get(j, "nickname")), nick);
 	cr_assert_str_eq(json_string_value(json_object_get(j, "model")), model);
 	cr_assert_str_eq(json_string_value(json_object_get(j, "project_path")), real);
 	json_decref(j);
-	json_t *l = list_json();
-	cr_assert_str_eq(json_string_value(json_object_get(in_list(l, b), "nickname")), nick2);
+	json_t *l = run_list(&te);
+	cr_assert_str_eq(json_string_value(json_object_get(session_in(l, b), "nickname")), nick2);
 	json_decref(l);
 	hqt(&r, "project", "list", "--json", NULL);
 	j = run_json(&r, "project list --json");

@@ -99,8 +99,6 @@ host_out(const char *name)
 	return fmt("%s/%s.out", te.home, name);
 }
 
-static void hqt_ok(const char *what, ...);
-
 static void
 setup(void)
 {
@@ -133,7 +131,7 @@ setup(void)
 	for (size_t i = 0; i < sizeof unset / sizeof unset[0]; i++)
 		env_put(unset[i], NULL);
 	write_ini("");
-	hqt_ok("project add", "project", "add", "p", proj, NULL);
+	run_ok(&te, "project", "add", "p", proj, NULL);
 }
 
 static void
@@ -146,99 +144,25 @@ teardown(void)
 
 TestSuite(sandboxed, .init = setup, .fini = teardown, .timeout = 60);
 
-/* ---- running hqt ---- */
-
-static void
-hqt_ok(const char *what, ...)
-{
-	const char *args[64];
-	size_t n = 0;
-	va_list ap;
-	struct run r;
-
-	va_start(ap, what);
-	while (n < 63 && (args[n] = va_arg(ap, const char *)) != NULL)
-		n++;
-	va_end(ap);
-	args[n] = NULL;
-	run_hqtv(&r, &te, args);
-	cr_assert_eq(r.code, 0, "hqt %s: exit %d: %s", what, r.code, r.err);
-	run_free(&r);
-}
-
-/* hqt new ARGS...: its number, printed alone on stdout. */
-static long
-hqt_new(const char *first, ...)
-{
-	const char *args[64] = { "new", first };
-	size_t n = 2;
-	va_list ap;
-	struct run r;
-	char *end;
-	long id;
-
-	va_start(ap, first);
-	while (n < 63 && (args[n] = va_arg(ap, const char *)) != NULL)
-		n++;
-	va_end(ap);
-	args[n] = NULL;
-	run_hqtv(&r, &te, args);
-	cr_assert_eq(r.code, 0, "hqt new %s: exit %d: %s", first, r.code, r.err);
-	id = strtol(r.out, &end, 10);
-	cr_assert(id > 0 && strcmp(end, "\n") == 0, "hqt new printed [%s]", r.out);
-	run_free(&r);
-	return id;
-}
-
 static json_t *
-hqt_json(const char *const *args)
+doctor_json(void)
 {
 	struct run r;
-	json_error_t e;
 	json_t *j;
 
-	run_hqtv(&r, &te, args);
-	cr_assert_eq(r.code, 0, "hqt %s: exit %d: %s", args[0], r.code, r.err);
-	j = json_loads(r.out, 0, &e);
-	cr_assert_not_null(j, "hqt %s: not JSON (%s): %s", args[0], e.text, r.out);
+	run_hqt(&r, &te, "doctor", "--json", NULL);
+	j = run_json(&r, "doctor --json");
 	run_free(&r);
 	return j;
-}
-
-static json_t *
-list_json(void)
-{
-	static const char *const args[] = { "list", "--json", NULL };
-
-	return hqt_json(args);
 }
 
 static json_t *
 show_json(long id)
 {
 	char num[32];
-	const char *const args[] = { "show", num, "--json", NULL };
 
 	snprintf(num, sizeof num, "%ld", id);
-	return hqt_json(args);
-}
-
-static void
-sleep_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
-}
-
-static long long
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+	return run_show(&te, num);
 }
 
 /* `tmux -L <ours> display -p -t <window hqt-ID> FORMAT`, trimmed. */
@@ -510,9 +434,9 @@ Test(sandboxed, skip_flags_and_is_sandbox_only_when_sandboxed)
 {
 	long pids[8];
 
-	long plain = hqt_new("p", "claude", NULL);
+	long plain = run_new(&te, "p", "claude", NULL);
 	wait_claude_starts(1, pids);
-	long boxed = hqt_new("p", "claude", "--sandbox", NULL);
+	long boxed = run_new(&te, "p", "claude", "--sandbox", NULL);
 	wait_claude_starts(2, pids);
 
 	cr_expect(!claude_recorded(pids[0], "argv", "--dangerously-skip-permissions"),
@@ -547,7 +471,7 @@ Test(sandboxed, no_tiocsti_yet_tty_and_resize_work)
 	write_ini(body);
 	char *out = sbx_out("term");
 
-	long id = hqt_new("p", "term", "--sandbox", NULL);
+	long id = run_new(&te, "p", "term", "--sandbox", NULL);
 	/* controls: stdin is still the controlling terminal, /dev/tty opens */
 	EXPECT_RES(out, id, "ctty 0", "ok");
 	EXPECT_RES(out, id, "open-tty", "ok");
@@ -574,7 +498,7 @@ Test(sandboxed, no_tiocsti_yet_tty_and_resize_work)
 	 * inject (root may always), so the EPERM above is the sandbox's. */
 	if (geteuid() == 0) {
 		char *cout = host_out("termctl");
-		long c = hqt_new("p", "termctl", NULL);
+		long c = run_new(&te, "p", "termctl", NULL);
 		EXPECT_RES(cout, c, "tiocsti 0", "ok");
 		EXPECT_RES(cout, c, "tiocsti-high 0", "ok");
 		free(cout);
@@ -634,7 +558,7 @@ Test(sandboxed, no_secrets_no_ipc_names_no_descriptors)
 	write_ini(body);
 	char *out = sbx_out("envspy");
 
-	long id = hqt_new("p", "envspy", "--sandbox", NULL);
+	long id = run_new(&te, "p", "envspy", "--sandbox", NULL);
 	char *env = res(out, id, "env");
 	char *names = fmt("%s ", env); /* "ok A B C " */
 	static const char *const never[] = {
@@ -726,7 +650,7 @@ Test(sandboxed, sandbox_env_values_never_on_a_command_line)
 
 	write_ini(body);
 	env_put("API_TOKEN", secret);
-	long id = hqt_new("p", "keyed", "--sandbox", NULL);
+	long id = run_new(&te, "p", "keyed", "--sandbox", NULL);
 	/* control: the harness does get it */
 	char *want = fmt("ok %s", secret);
 	EXPECT_RES(out, id, "getenv API_TOKEN", want);
@@ -751,7 +675,7 @@ Test(sandboxed, kill_9_of_the_pane_process_leaves_no_harness)
 	char *out = sbx_out("victim");
 	pid_t harness;
 
-	long id = hqt_new("p", "victim", "--sandbox", NULL);
+	long id = run_new(&te, "p", "victim", "--sandbox", NULL);
 	EXPECT_RES(out, id, args, "ok started");
 	char *pp = pane_format(id, "#{pane_pid}");
 	pid_t pane_pid = (pid_t)strtol(pp, NULL, 10);
@@ -788,13 +712,13 @@ Test(sandboxed, home_persists_per_harness_never_in_the_host_home)
 	char *out1 = sbx_out("homer"), *out2 = sbx_out("other");
 	char *rd = fmt("read %s", note), *wr = fmt("write %s from-homer", note);
 
-	long s1 = hqt_new("p", "homer", "--sandbox", NULL);
+	long s1 = run_new(&te, "p", "homer", "--sandbox", NULL);
 	EXPECT_RES(out1, s1, rd, "ENOENT");
 	EXPECT_RES(out1, s1, wr, "ok");
 	/* the harness's own directory (here in the build tree) is bound, but
 	 * read-only */
 	EXPECT_RES(out1, s1, plant, "EROFS");
-	hqt_ok("kill", "kill", fmt("%ld", s1), NULL);
+	run_ok(&te, "kill", fmt("%ld", s1), NULL);
 	cr_assert_eq(unlink(out1), 0);
 	/* written into homer's private home, never the host's */
 	cr_expect(!exists(note), "the sandbox wrote the host home");
@@ -804,10 +728,10 @@ Test(sandboxed, home_persists_per_harness_never_in_the_host_home)
 	free(text);
 
 	/* a second session of the same harness sees it */
-	long s2 = hqt_new("p", "homer", "--sandbox", NULL);
+	long s2 = run_new(&te, "p", "homer", "--sandbox", NULL);
 	EXPECT_RES(out1, s2, rd, "ok from-homer");
 	/* another harness has its own home */
-	long s3 = hqt_new("p", "other", "--sandbox", NULL);
+	long s3 = run_new(&te, "p", "other", "--sandbox", NULL);
 	EXPECT_RES(out2, s3, rd, "ENOENT");
 	EXPECT_RES(out2, s3, wr, "ok");
 	cr_expect(!exists(note), "the sandbox wrote the host home");
@@ -852,7 +776,7 @@ Test(sandboxed, resume_reapplies_the_stored_policy)
 	write_ini(h);
 	char *out = sbx_out("pol");
 
-	long id = hqt_new("p", "pol", "--sandbox", "--fs", "ro", "--net", "off", NULL);
+	long id = run_new(&te, "p", "pol", "--sandbox", "--fs", "ro", "--net", "off", NULL);
 	EXPECT_RES(out, id, wr, "EROFS");
 	char *c = res(out, id, conn);
 	cr_expect(strcmp(c, "ok") != 0, "net off, yet host loopback reached");
@@ -863,9 +787,9 @@ Test(sandboxed, resume_reapplies_the_stored_policy)
 	char *body = fmt("[sandbox]\nfs = rw\nnet = on\n%s", h);
 	write_ini(body);
 	char *num = fmt("%ld", id);
-	hqt_ok("kill", "kill", num, NULL);
+	run_ok(&te, "kill", num, NULL);
 	cr_assert_eq(unlink(out), 0);
-	hqt_ok("resume", "resume", num, NULL);
+	run_ok(&te, "resume", num, NULL);
 	EXPECT_RES(out, id, wr, "EROFS");
 	c = res(out, id, conn);
 	cr_expect(strcmp(c, "ok") != 0, "resumed with net off, yet host loopback reached");
@@ -884,7 +808,7 @@ Test(sandboxed, resume_reapplies_the_stored_policy)
 
 	/* Control: a new session under the new defaults (rw, net on) does both. */
 	cr_assert_eq(unlink(out), 0);
-	long ctl = hqt_new("p", "pol", "--sandbox", NULL);
+	long ctl = run_new(&te, "p", "pol", "--sandbox", NULL);
 	EXPECT_RES(out, ctl, wr, "ok");
 	EXPECT_RES(out, ctl, conn, "ok");
 	cr_expect(exists(planted));
@@ -921,7 +845,7 @@ Test(sandboxed, no_harness_settings_planted_in_the_project)
 	char *out = sbx_out("pp");
 	write_file(settings, "{}\n", 0644);
 
-	long id = hqt_new("p", "pp", "--sandbox", NULL);
+	long id = run_new(&te, "p", "pp", "--sandbox", NULL);
 	EXPECT_RES(out, id, w1, "EROFS");
 	EXPECT_RES(out, id, w2, "EROFS");
 	EXPECT_RES(out, id, w3, "EROFS");
@@ -958,7 +882,7 @@ Test(sandboxed, no_harness_settings_planted_in_the_project)
 
 	/* Control: unsandboxed, the same writes land. */
 	char *host = host_out("pp");
-	long ctl = hqt_new("p", "pp", NULL);
+	long ctl = run_new(&te, "p", "pp", NULL);
 	EXPECT_RES(host, ctl, w2, "ok");
 	EXPECT_RES(host, ctl, w4, "ok");
 
@@ -967,7 +891,7 @@ Test(sandboxed, no_harness_settings_planted_in_the_project)
 	mkdir(elsewhere, 0755);
 	rm_rf(dot);
 	cr_assert_eq(symlink(elsewhere, dot), 0);
-	json_t *before = list_json();
+	json_t *before = run_list(&te);
 	struct run r;
 	static const char *const refused[] = { "new", "p", "pp", "--sandbox", NULL };
 	run_hqtv(&r, &te, refused);
@@ -977,11 +901,11 @@ Test(sandboxed, no_harness_settings_planted_in_the_project)
 		  strstr(r.err, ".codex' is a symbolic link") != NULL &&
 		  strchr(r.err, '\n') == r.err + strlen(r.err) - 1, "%s", r.err);
 	run_free(&r);
-	json_t *after = list_json();
+	json_t *after = run_list(&te);
 	cr_expect_eq(json_array_size(after), json_array_size(before), "a row was written");
 	json_decref(before);
 	json_decref(after);
-	hqt_new("p", "pp", "--sandbox", "--fs", "ro", NULL); /* control */
+	run_new(&te, "p", "pp", "--sandbox", "--fs", "ro", NULL); /* control */
 	free(elsewhere);
 	free(dot);
 	free(host);
@@ -1078,7 +1002,6 @@ doctor_bwrap(json_t *doc)
 Test(sandboxed, bwrap_missing_refused_with_the_fix_and_nothing_written)
 {
 	static const char *const tools[] = { "tmux", "sh", "env", "cat", "ls", "sleep" };
-	static const char *const doctor_json[] = { "doctor", "--json", NULL };
 	char *bin = fmt("%s/bin", te.root);
 	char *marker = fmt("hqt-nobw-%d-%lld", (int)getpid(), now_ms());
 	char *args = fmt("sleep 60 %s", marker);
@@ -1105,10 +1028,10 @@ Test(sandboxed, bwrap_missing_refused_with_the_fix_and_nothing_written)
 	/* With bwrap: available; the on-disk probe cache gets filled (it must
 	 * not vouch for a bwrap that is gone); one sandboxed session runs, so
 	 * "nothing written" below is not "empty anyway". */
-	json_t *doc = hqt_json(doctor_json);
+	json_t *doc = doctor_json();
 	cr_assert(json_is_true(json_object_get(doctor_bwrap(doc), "ok")), "control: bwrap works");
 	json_decref(doc);
-	long first = hqt_new("p", "nobw", "--sandbox", NULL);
+	long first = run_new(&te, "p", "nobw", "--sandbox", NULL);
 	EXPECT_RES(out, first, args, "ok started");
 	char *cache = fmt("%s/.cache/hqt/bwrap-probe", te.home);
 	cr_assert(exists(cache), "control: no probe cache at %s", cache);
@@ -1139,7 +1062,7 @@ Test(sandboxed, bwrap_missing_refused_with_the_fix_and_nothing_written)
 	run_free(&r);
 
 	/* no row, no window */
-	json_t *l = list_json();
+	json_t *l = run_list(&te);
 	cr_expect_eq(json_array_size(l), 1);
 	json_decref(l);
 	cr_expect_eq(db_sessions(), 1);
@@ -1154,7 +1077,7 @@ Test(sandboxed, bwrap_missing_refused_with_the_fix_and_nothing_written)
 	cr_expect(strstr(r.out, "fix: sudo apt-get install bubblewrap") != NULL, "%s", r.out);
 	free(line);
 	run_free(&r);
-	doc = hqt_json(doctor_json);
+	doc = doctor_json();
 	json_t *c = doctor_bwrap(doc);
 	cr_expect(json_is_true(json_object_get(doc, "ok")));
 	cr_expect(json_is_false(json_object_get(c, "ok")));
@@ -1165,7 +1088,7 @@ Test(sandboxed, bwrap_missing_refused_with_the_fix_and_nothing_written)
 
 	/* The stored sandbox fails closed on resume too: never a run without it. */
 	char *num = fmt("%ld", first);
-	hqt_ok("kill", "kill", num, NULL);
+	run_ok(&te, "kill", num, NULL);
 	cr_expect(wait_for(none_marked, marker, 3000), "the killed session still runs");
 	cr_assert_eq(unlink(out), 0);
 	static const char *resume[] = { "resume", NULL, NULL };
@@ -1260,11 +1183,11 @@ Test(sandboxed, dry_run_and_show_print_the_argv_that_runs)
 	cr_assert(strncmp(line, "/", 1) == 0 && strstr(line, "bwrap ") != NULL, "%s", line);
 	cr_expect(strstr(line, " --unshare-net ") != NULL, "%s", line);
 	cr_expect(strstr(line, " --seccomp 3 ") != NULL, "%s", line);
-	json_t *l = list_json();
+	json_t *l = run_list(&te);
 	cr_expect(json_array_size(l) == 0 && hqt_windows() == 0, "dry run started one");
 	json_decref(l);
 
-	long id = hqt_new("p", "dry", "--sandbox", "--fs", "ro", "--net", "off", NULL);
+	long id = run_new(&te, "p", "dry", "--sandbox", "--fs", "ro", "--net", "off", NULL);
 	char *out = sbx_out("dry");
 	EXPECT_RES(out, id, "sleep 60 dry-alive", "ok started");
 	size_t n = sh_words(line, &w);
@@ -1296,7 +1219,7 @@ Test(sandboxed, dry_run_and_show_print_the_argv_that_runs)
 	free_words(w, n);
 
 	/* claude: the same apart from the session id hqt picks for each start. */
-	long cid = hqt_new("p", "claude", "--sandbox", NULL);
+	long cid = run_new(&te, "p", "claude", "--sandbox", NULL);
 	wait_pane(cid, "? for shortcuts");
 	n = sh_words(cline, &w);
 	s = show_json(cid);

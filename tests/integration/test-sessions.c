@@ -65,8 +65,6 @@ env_put(const char *name, const char *value)
 	free(a);
 }
 
-static void hqt_ok(const char *what, ...);
-
 static void
 setup(void)
 {
@@ -95,7 +93,7 @@ setup(void)
 	env_put("XDG_RUNTIME_DIR", rundir);
 	free(rundir);
 	write_file(control, "idle\n", 0644);
-	hqt_ok("project add", "project", "add", "p", proj, NULL);
+	run_ok(&te, "project", "add", "p", proj, NULL);
 }
 
 static void
@@ -109,83 +107,11 @@ teardown(void)
 
 TestSuite(sessions, .init = setup, .fini = teardown, .timeout = 60);
 
-/* ---- running hqt ---- */
-
-/* hqt ARGS... must succeed. */
-static void
-hqt_ok(const char *what, ...)
-{
-	const char *args[64];
-	size_t n = 0;
-	va_list ap;
-	struct run r;
-
-	va_start(ap, what);
-	while (n < 63 && (args[n] = va_arg(ap, const char *)) != NULL)
-		n++;
-	va_end(ap);
-	args[n] = NULL;
-	run_hqtv(&r, &te, args);
-	cr_assert_eq(r.code, 0, "hqt %s: exit %d: %s", what, r.code, r.err);
-	run_free(&r);
-}
-
-/* hqt new ARGS...: its number, printed alone on stdout. */
-static long
-hqt_new(const char *first, ...)
-{
-	const char *args[64] = { "new", first };
-	size_t n = 2;
-	va_list ap;
-	struct run r;
-	char *end;
-	long id;
-
-	va_start(ap, first);
-	while (n < 63 && (args[n] = va_arg(ap, const char *)) != NULL)
-		n++;
-	va_end(ap);
-	args[n] = NULL;
-	run_hqtv(&r, &te, args);
-	cr_assert_eq(r.code, 0, "hqt new %s: exit %d: %s", first, r.code, r.err);
-	id = strtol(r.out, &end, 10);
-	cr_assert(id > 0 && strcmp(end, "\n") == 0, "hqt new printed [%s]", r.out);
-	run_free(&r);
-	return id;
-}
-
-static json_t *
-list_json(void)
-{
-	static const char *const args[] = { "list", "--json", NULL };
-	struct run r;
-	json_t *j;
-
-	run_hqtv(&r, &te, args);
-	j = run_json(&r, "list --json");
-	run_free(&r);
-	cr_assert(json_is_array(j));
-	return j;
-}
-
-/* Session id of list l (borrowed), or NULL. */
-static json_t *
-in_list(json_t *l, long id)
-{
-	json_t *s;
-	size_t i;
-
-	json_array_foreach(l, i, s)
-		if (json_integer_value(json_object_get(s, "id")) == id)
-			return s;
-	return NULL;
-}
-
 /* A copy of one field of session id, from a fresh `hqt list --json`. */
 static char *
 field(long id, const char *key)
 {
-	json_t *l = list_json(), *s = in_list(l, id), *v;
+	json_t *l = run_list(&te), *s = session_in(l, id), *v;
 	char *out;
 
 	cr_assert_not_null(s, "session %ld not listed", id);
@@ -193,37 +119,6 @@ field(long id, const char *key)
 	out = json_is_string(v) ? strdup(json_string_value(v)) : NULL;
 	json_decref(l);
 	return out;
-}
-
-static json_t *
-show_json(const char *key)
-{
-	const char *const args[] = { "show", key, "--json", NULL };
-	struct run r;
-	json_t *j;
-
-	run_hqtv(&r, &te, args);
-	j = run_json(&r, "show --json");
-	run_free(&r);
-	return j;
-}
-
-static void
-sleep_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
-		;
-}
-
-static long long
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 /* Poll `hqt list --json` until every session in ids has status want. */
@@ -234,10 +129,10 @@ wait_status(const long *ids, size_t n, const char *want, int timeout_ms)
 	char last[256] = "";
 
 	for (;;) {
-		json_t *l = list_json();
+		json_t *l = run_list(&te);
 		size_t ok = 0, off = 0;
 		for (size_t i = 0; i < n; i++) {
-			json_t *s = in_list(l, ids[i]);
+			json_t *s = session_in(l, ids[i]);
 			const char *st = s ? json_string_value(json_object_get(s, "status")) : "absent";
 			if (st != NULL && strcmp(st, want) == 0)
 				ok++;
@@ -260,12 +155,12 @@ wait_alive(const long *ids, size_t n, int timeout_ms)
 	long long end = now_ms() + timeout_ms;
 
 	for (;;) {
-		json_t *l = list_json();
+		json_t *l = run_list(&te);
 		size_t ok = 0;
 		const char *bad = "";
 		long bad_id = 0;
 		for (size_t i = 0; i < n; i++) {
-			json_t *s = in_list(l, ids[i]);
+			json_t *s = session_in(l, ids[i]);
 			const char *st = s ? json_string_value(json_object_get(s, "status")) : "absent";
 			if (st != NULL && (strcmp(st, "working") == 0 || strcmp(st, "waiting") == 0))
 				ok++;
@@ -410,7 +305,7 @@ assert_argv(const struct rec *r, const char *const *want)
 static void
 assert_show_argv_is(const char *key, const struct rec *r)
 {
-	json_t *j = show_json(key), *argv = json_object_get(j, "argv");
+	json_t *j = run_show(&te, key), *argv = json_object_get(j, "argv");
 
 	cr_assert(json_is_array(argv), "show has no argv");
 	cr_assert_eq(json_array_size(argv), r->n, "show argv has %zu words, harness got %zu",
@@ -504,10 +399,10 @@ Test(sessions, status_follows_the_screen)
 	/* From the permission prompt: right after a start, a screen without
 	 * markers yet reads as working (activity), which would prove nothing. */
 	set_control("waiting");
-	ids[0] = hqt_new("p", "claude", NULL);
-	ids[1] = hqt_new("p", "codex", NULL);
-	ids[2] = hqt_new("p", "kiro", NULL);
-	ids[3] = hqt_new("p", "gen", NULL);
+	ids[0] = run_new(&te, "p", "claude", NULL);
+	ids[1] = run_new(&te, "p", "codex", NULL);
+	ids[2] = run_new(&te, "p", "kiro", NULL);
+	ids[3] = run_new(&te, "p", "gen", NULL);
 	for (long i = 0; i < 4; i++)
 		cr_assert_eq(ids[i], i + 1);
 	wait_status(ids, 4, "waiting", 5000);
@@ -532,7 +427,7 @@ Test(sessions, status_follows_the_screen)
 
 Test(sessions, without_markers_activity_decides)
 {
-	long id = hqt_new("p", "plain", NULL);
+	long id = run_new(&te, "p", "plain", NULL);
 
 	/* Output just now: working; nothing printed for a while: waiting. */
 	set_control("working");
@@ -544,27 +439,27 @@ Test(sessions, without_markers_activity_decides)
 
 Test(sessions, kill_leaves_the_row_gone_and_rm_forgets_it)
 {
-	long id = hqt_new("p", "claude", NULL);
+	long id = run_new(&te, "p", "claude", NULL);
 	json_t *j;
 
-	hqt_ok("kill", "kill", "1", NULL);
+	run_ok(&te, "kill", "1", NULL);
 	wait_status(&id, 1, "gone", 3000);
 	cr_assert_eq(windows_named("hqt-1"), 0);
-	j = show_json("1");
+	j = run_show(&te, "1");
 	cr_assert_str_eq(json_string_value(json_object_get(j, "status")), "gone");
 	json_decref(j);
-	hqt_ok("rm", "rm", "1", NULL);
-	j = list_json();
+	run_ok(&te, "rm", "1", NULL);
+	j = run_list(&te);
 	cr_assert_eq(json_array_size(j), 0);
 	json_decref(j);
 
 	/* rm of a running session stops it first. */
-	long id2 = hqt_new("p", "claude", NULL);
+	long id2 = run_new(&te, "p", "claude", NULL);
 	cr_assert_eq(id2, 2, "numbers are not given out again");
 	cr_assert_eq(windows_named("hqt-2"), 1);
-	hqt_ok("rm", "rm", "2", NULL);
+	run_ok(&te, "rm", "2", NULL);
 	cr_assert_eq(windows_named("hqt-2"), 0);
-	j = list_json();
+	j = run_list(&te);
 	cr_assert_eq(json_array_size(j), 0);
 	json_decref(j);
 }
@@ -573,7 +468,7 @@ Test(sessions, kill_leaves_the_row_gone_and_rm_forgets_it)
 
 Test(sessions, claude_without_transcript_spawns_again_with_the_same_id)
 {
-	long id = hqt_new("p", "claude", NULL);
+	long id = run_new(&te, "p", "claude", NULL);
 	char *sid = field(id, "harness_session_id");
 	struct rec r;
 	struct run out;
@@ -588,7 +483,7 @@ Test(sessions, claude_without_transcript_spawns_again_with_the_same_id)
 	assert_show_argv_is("1", &r);
 	rec_free(&r);
 
-	hqt_ok("kill", "kill", "1", NULL);
+	run_ok(&te, "kill", "1", NULL);
 	run_hqtv(&out, &te, args);
 	cr_assert_eq(out.code, 0, "%s", out.err);
 	cr_assert_str_eq(out.out, "1 respawned\n");
@@ -607,7 +502,7 @@ Test(sessions, claude_without_transcript_spawns_again_with_the_same_id)
 
 Test(sessions, claude_with_transcript_resumes)
 {
-	long id = hqt_new("p", "claude", NULL);
+	long id = run_new(&te, "p", "claude", NULL);
 	char *sid = field(id, "harness_session_id");
 	struct rec r;
 	struct run out;
@@ -618,7 +513,7 @@ Test(sessions, claude_with_transcript_resumes)
 	wait_transcript(sid);
 	wait_status(&id, 1, "working", 3000);
 	set_control("idle");
-	hqt_ok("kill", "kill", "1", NULL);
+	run_ok(&te, "kill", "1", NULL);
 	run_hqtv(&out, &te, args);
 	cr_assert_eq(out.code, 0, "%s", out.err);
 	cr_assert_str_eq(out.out, "1 resumed\n");
@@ -635,15 +530,15 @@ Test(sessions, claude_with_transcript_resumes)
 
 Test(sessions, show_argv_after_a_resume_is_what_the_window_runs)
 {
-	long id = hqt_new("p", "claude", NULL);
+	long id = run_new(&te, "p", "claude", NULL);
 	char *sid = field(id, "harness_session_id");
 	struct rec r;
 
 	set_control("working");
 	wait_transcript(sid);
 	set_control("idle");
-	hqt_ok("kill", "kill", "1", NULL);
-	hqt_ok("resume", "resume", "1", NULL);
+	run_ok(&te, "kill", "1", NULL);
+	run_ok(&te, "resume", "1", NULL);
 	wait_starts("claude", 2);
 	rec_get("claude", -1, &r);
 	const char *const resume[] = { "claude", "--resume", sid, NULL };
@@ -694,7 +589,7 @@ Test(sessions, codex_id_from_its_own_rollout_not_the_subagents)
 	static const char *const args[] = { "resume", "1", NULL };
 
 	env_put("FAKE_CODEX_SUBAGENT", "1");
-	id = hqt_new("p", "codex", NULL);
+	id = run_new(&te, "p", "codex", NULL);
 	set_control("working");
 	/* Both files first (the sub-agent's is the newer), then let hqt look. */
 	for (long long end = now_ms() + 4000; rollouts(NULL, NULL) < 2;) {
@@ -709,7 +604,7 @@ Test(sessions, codex_id_from_its_own_rollout_not_the_subagents)
 	free(got);
 
 	set_control("idle");
-	hqt_ok("kill", "kill", "1", NULL);
+	run_ok(&te, "kill", "1", NULL);
 	run_hqtv(&out, &te, args);
 	cr_assert_eq(out.code, 0, "%s", out.err);
 	cr_assert_str_eq(out.out, "1 resumed\n");
@@ -728,7 +623,7 @@ Test(sessions, codex_id_from_its_own_rollout_not_the_subagents)
 
 Test(sessions, codex_rung_two_when_resume_fails)
 {
-	long id = hqt_new("p", "codex", "-m", "gpt-x", NULL);
+	long id = run_new(&te, "p", "codex", "-m", "gpt-x", NULL);
 	char *main_id = NULL, *main_path = NULL, *got;
 	struct rec r;
 	struct run out;
@@ -744,7 +639,7 @@ Test(sessions, codex_rung_two_when_resume_fails)
 	cr_assert_str_eq(got, main_id);
 	free(got);
 	set_control("idle");
-	hqt_ok("kill", "kill", "1", NULL);
+	run_ok(&te, "kill", "1", NULL);
 	/* The conversation is gone: `codex resume ID` fails, so rung 2 runs fresh. */
 	cr_assert_eq(unlink(main_path), 0);
 	run_hqtv(&out, &te, args);
@@ -790,7 +685,7 @@ kiro_id(void)
 
 Test(sessions, kiro_resumes_by_captured_id)
 {
-	long id = hqt_new("p", "kiro", "--model", "claude-x", NULL);
+	long id = run_new(&te, "p", "kiro", "--model", "claude-x", NULL);
 	char *kid = kiro_id(), *got;
 	struct rec r;
 	struct run out;
@@ -806,7 +701,7 @@ Test(sessions, kiro_resumes_by_captured_id)
 	assert_show_argv_is("1", &r);
 	rec_free(&r);
 
-	hqt_ok("kill", "kill", "1", NULL);
+	run_ok(&te, "kill", "1", NULL);
 	run_hqtv(&out, &te, args);
 	cr_assert_eq(out.code, 0, "%s", out.err);
 	cr_assert_str_eq(out.out, "1 resumed\n");
@@ -824,7 +719,7 @@ Test(sessions, kiro_resumes_by_captured_id)
 
 Test(sessions, kiro_without_id_resumes_the_latest)
 {
-	long id = hqt_new("p", "kiro", NULL);
+	long id = run_new(&te, "p", "kiro", NULL);
 	char *kid = kiro_id(), *path = fmt("%s/.kiro/sessions/cli/%s.json", te.home, kid);
 	struct rec r;
 	struct run out;
@@ -832,7 +727,7 @@ Test(sessions, kiro_without_id_resumes_the_latest)
 
 	/* Gone before hqt ever looked: nothing to resume by id. */
 	cr_assert_eq(unlink(path), 0);
-	hqt_ok("kill", "kill", "1", NULL);
+	run_ok(&te, "kill", "1", NULL);
 	run_hqtv(&out, &te, args);
 	cr_assert_eq(out.code, 0, "%s", out.err);
 	run_free(&out);
@@ -855,10 +750,10 @@ Test(sessions, resume_all_after_tmux_kill_server)
 	struct rec r;
 	static const char *const args[] = { "resume", "--all", NULL };
 
-	ids[0] = hqt_new("p", "claude", NULL);
-	ids[1] = hqt_new("p", "codex", NULL);
-	ids[2] = hqt_new("p", "kiro", NULL);
-	ids[3] = hqt_new("p", "gen", NULL);
+	ids[0] = run_new(&te, "p", "claude", NULL);
+	ids[1] = run_new(&te, "p", "codex", NULL);
+	ids[2] = run_new(&te, "p", "kiro", NULL);
+	ids[3] = run_new(&te, "p", "gen", NULL);
 	set_control("working");
 	for (long long end = now_ms() + 3000; rollouts(NULL, NULL) < 1;) {
 		cr_assert(now_ms() < end, "no rollout");
@@ -999,8 +894,8 @@ Test(sessions, hostile_nickname_model_and_path_reach_the_harness_unchanged)
 	cr_assert_not_null(real);
 	free(path);
 	path = real;
-	hqt_ok("project add", "project", "add", "evil", path, NULL);
-	id = hqt_new("evil", "claude", "--model", model, "--nickname", nick, NULL);
+	run_ok(&te, "project", "add", "evil", path, NULL);
+	id = run_new(&te, "evil", "claude", "--model", model, "--nickname", nick, NULL);
 	wait_starts("claude", 1);
 	rec_get("claude", 0, &r);
 	char *sid = field(id, "harness_session_id");
@@ -1010,7 +905,7 @@ Test(sessions, hostile_nickname_model_and_path_reach_the_harness_unchanged)
 	assert_show_argv_is(nick, &r);
 	rec_free(&r);
 
-	j = show_json(nick);
+	j = run_show(&te, nick);
 	cr_assert_str_eq(json_string_value(json_object_get(j, "nickname")), nick);
 	cr_assert_str_eq(json_string_value(json_object_get(j, "model")), model);
 	cr_assert_str_eq(json_string_value(json_object_get(j, "project_path")), path);
@@ -1030,8 +925,8 @@ Test(sessions, hostile_nickname_model_and_path_reach_the_harness_unchanged)
 	set_control("working");
 	wait_transcript(sid);
 	set_control("idle");
-	hqt_ok("kill", "kill", nick, NULL);
-	hqt_ok("resume", "resume", nick, NULL);
+	run_ok(&te, "kill", nick, NULL);
+	run_ok(&te, "resume", nick, NULL);
 	wait_starts("claude", 2);
 	rec_get("claude", -1, &r);
 	const char *const again[] = { "claude", "--resume", sid, "--model", model, NULL };
@@ -1114,7 +1009,7 @@ Test(sessions, dry_run_prints_the_argv_and_starts_nothing)
 	free(line);
 
 	/* Nothing written, nothing started. */
-	l = list_json();
+	l = run_list(&te);
 	cr_assert_eq(json_array_size(l), 0);
 	json_decref(l);
 	cr_assert_eq(hqt_windows(), 0);
@@ -1122,7 +1017,7 @@ Test(sessions, dry_run_prints_the_argv_and_starts_nothing)
 	sleep_ms(100);
 	assert_no_markers();
 	/* And the numbers were not used up either. */
-	cr_assert_eq(hqt_new("p", "codex", NULL), 1);
+	cr_assert_eq(run_new(&te, "p", "codex", NULL), 1);
 	free(model);
 	free(m1);
 	free(m2);
@@ -1146,9 +1041,9 @@ Test(sessions, harness_missing_keeps_the_row_exited_with_the_error)
 	cr_assert_eq(strchr(r.err, '\n'), r.err + strlen(r.err) - 1, "one line: %s", r.err);
 	run_free(&r);
 
-	l = list_json();
+	l = run_list(&te);
 	cr_assert_eq(json_array_size(l), 1);
-	s = in_list(l, 1);
+	s = session_in(l, 1);
 	cr_assert_str_eq(json_string_value(json_object_get(s, "status")), "exited");
 	const char *msg = json_string_value(json_object_get(s, "exit_message"));
 	cr_assert_not_null(msg);
@@ -1168,8 +1063,8 @@ Test(sessions, harness_that_dies_at_once_shows_its_first_line)
 	cr_assert_str_eq(r.out, "1\n", "%s", r.err);
 	run_free(&r);
 	wait_status(&id, 1, "exited", 3000);
-	l = list_json();
-	const char *msg = json_string_value(json_object_get(in_list(l, 1), "exit_message"));
+	l = run_list(&te);
+	const char *msg = json_string_value(json_object_get(session_in(l, 1), "exit_message"));
 	cr_assert_not_null(msg, "no exit message");
 	cr_assert_not_null(strstr(msg, "nonexistent-hqt-test-dir"), "%s", msg);
 	json_decref(l);
@@ -1194,8 +1089,8 @@ Test(sessions, nicknames_are_unique_per_project)
 	const char *const ambiguous[] = { "show", "a", NULL };
 
 	mkdir(q, 0755);
-	hqt_ok("project add", "project", "add", "q", q, NULL);
-	cr_assert_eq(hqt_new("p", "claude", "--nickname", "a", NULL), 1);
+	run_ok(&te, "project", "add", "q", q, NULL);
+	cr_assert_eq(run_new(&te, "p", "claude", "--nickname", "a", NULL), 1);
 	run_hqtv(&r, &te, dup);
 	cr_assert_eq(r.code, 1, "a second 'a' in p: exit %d", r.code);
 	cr_assert_str_empty(r.out);
@@ -1204,10 +1099,10 @@ Test(sessions, nicknames_are_unique_per_project)
 	run_hqtv(&r, &te, digits);
 	cr_assert_neq(r.code, 0, "an all-digit nickname was taken");
 	run_free(&r);
-	long b = hqt_new("q", "claude", "--nickname", "a", NULL);
+	long b = run_new(&te, "q", "claude", "--nickname", "a", NULL);
 	cr_assert_gt(b, 1);
 
-	l = list_json();
+	l = run_list(&te);
 	cr_assert_eq(json_array_size(l), 2);
 	json_decref(l);
 	cr_assert_eq(hqt_windows(), 2, "a refused session left a window");
@@ -1215,7 +1110,7 @@ Test(sessions, nicknames_are_unique_per_project)
 	cr_assert_eq(r.code, 1);
 	cr_assert_not_null(strstr(r.err, "ambiguous"), "%s", r.err);
 	run_free(&r);
-	json_t *j = show_json("1");
+	json_t *j = run_show(&te, "1");
 	cr_assert_str_eq(json_string_value(json_object_get(j, "nickname")), "a");
 	json_decref(j);
 	free(q);
@@ -1322,7 +1217,7 @@ Test(sessions, twenty_concurrent_project_adds_and_news)
 	cr_assert_eq(json_array_size(l), N + 1);
 	json_decref(l);
 
-	l = list_json();
+	l = run_list(&te);
 	cr_assert_eq(json_array_size(l), N);
 	long ids[N];
 	json_t *s;
@@ -1422,13 +1317,13 @@ Test(sessions, new_killed_at_random_moments_leaves_no_half_session)
 	sleep_ms(100); /* tmux clients the killed processes left behind */
 	assert_integrity();
 	assert_consistent();
-	json_t *l = list_json();
+	json_t *l = run_list(&te);
 	cr_log_info("%zu rows, %d hqt-N windows (the rest: rolled back, launcher waiting)",
 		    json_array_size(l), hqt_windows());
 	json_decref(l);
 
 	/* hqt still works, and a number given out again runs only its own. */
-	long id = hqt_new("p", "claude", NULL);
+	long id = run_new(&te, "p", "claude", NULL);
 	wait_status(&id, 1, "waiting", 3000);
 	assert_consistent();
 	assert_integrity();
@@ -1463,7 +1358,7 @@ Test(sessions, attach_without_a_terminal_or_a_window_says_why)
 	const char *const args[] = { "attach", "1", NULL };
 	struct run r;
 
-	hqt_new("p", "claude", NULL);
+	run_new(&te, "p", "claude", NULL);
 	/* Not a terminal (the test's pipes): one line naming the command. */
 	run_hqtv(&r, &te, args);
 	cr_assert_eq(r.code, 1, "%s", r.err);
@@ -1473,7 +1368,7 @@ Test(sessions, attach_without_a_terminal_or_a_window_says_why)
 	run_free(&r);
 	cr_assert_eq(windows_named("hqt-1"), 1, "a failed attach touched the window");
 
-	hqt_ok("kill", "kill", "1", NULL);
+	run_ok(&te, "kill", "1", NULL);
 	run_hqtv(&r, &te, args);
 	cr_assert_eq(r.code, 1);
 	cr_assert_not_null(strstr(r.err, "hqt resume 1"), "%s", r.err);

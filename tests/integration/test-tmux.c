@@ -65,14 +65,6 @@ teardown(void)
 	tmux_free(&T);
 }
 
-static void
-sleep_ms(int ms)
-{
-	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
-
-	nanosleep(&ts, NULL);
-}
-
 static const char *
 fake_dir(void)
 {

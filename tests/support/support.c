@@ -344,6 +344,94 @@ run_hqtv(struct run *r, const struct tenv *te, const char *const *args)
 	run_argv(r, te, argv, NULL);
 }
 
+void
+run_ok(const struct tenv *te, const char *first, ...)
+{
+	va_list ap;
+	struct run r;
+	const char *head[] = { hqt_bin(), first };
+
+	va_start(ap, first);
+	run_va(&r, te, head, 2, ap);
+	va_end(ap);
+	cr_assert_eq(r.code, 0, "hqt %s: exit %d: %s", first, r.code, r.err);
+	run_free(&r);
+}
+
+long
+run_new(const struct tenv *te, const char *project, ...)
+{
+	va_list ap;
+	struct run r;
+	const char *head[] = { hqt_bin(), "new", project };
+	char *end;
+	long id;
+
+	va_start(ap, project);
+	run_va(&r, te, head, 3, ap);
+	va_end(ap);
+	cr_assert_eq(r.code, 0, "hqt new %s: exit %d: %s", project, r.code, r.err);
+	id = strtol(r.out, &end, 10);
+	cr_assert(id > 0 && strcmp(end, "\n") == 0, "hqt new printed [%s]", r.out);
+	run_free(&r);
+	return id;
+}
+
+json_t *
+run_list(const struct tenv *te)
+{
+	struct run r;
+	json_t *j;
+
+	run_hqt(&r, te, "list", "--json", NULL);
+	j = run_json(&r, "list --json");
+	run_free(&r);
+	cr_assert(json_is_array(j));
+	return j;
+}
+
+json_t *
+run_show(const struct tenv *te, const char *session)
+{
+	struct run r;
+	json_t *j;
+
+	run_hqt(&r, te, "show", session, "--json", NULL);
+	j = run_json(&r, "show --json");
+	run_free(&r);
+	return j;
+}
+
+json_t *
+session_in(json_t *list, long id)
+{
+	json_t *s;
+	size_t i;
+
+	json_array_foreach(list, i, s)
+		if (json_integer_value(json_object_get(s, "id")) == id)
+			return s;
+	return NULL;
+}
+
+void
+sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+long long
+now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 json_t *
 run_json(const struct run *r, const char *what)
 {

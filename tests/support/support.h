@@ -44,6 +44,17 @@ void run_hqtv(struct run *r, const struct tenv *te, const char *const *args);
  * (`what` names the command in the failure message).  Caller json_decref's. */
 struct json_t;
 struct json_t *run_json(const struct run *r, const char *what);
+/* hqt FIRST ARGS... (NULL-terminated), which must exit 0. */
+void run_ok(const struct tenv *te, const char *first, ...);
+/* hqt new PROJECT ARGS... (NULL-terminated), which must succeed: the number
+ * it printed alone on stdout. */
+long run_new(const struct tenv *te, const char *project, ...);
+/* `hqt list --json` (an array) and `hqt show SESSION --json`, which must
+ * succeed.  Caller json_decref's. */
+struct json_t *run_list(const struct tenv *te);
+struct json_t *run_show(const struct tenv *te, const char *session);
+/* The session with id in a `list --json` array (borrowed), or NULL. */
+struct json_t *session_in(struct json_t *list, long id);
 /* Run `tmux -L <te->socket> ...` (NULL-terminated arguments). */
 void run_tmux(struct run *r, const struct tenv *te, ...);
 void run_free(struct run *r);
@@ -58,6 +69,9 @@ void rm_rf(const char *path);
 void write_file(const char *path, const char *text, int mode); /* mkdir -p parent */
 char *slurp(const char *path);          /* NULL if missing */
 char *fmt(const char *f, ...) __attribute__((format(printf, 1, 2)));
+
+void sleep_ms(int ms);                  /* through EINTR */
+long long now_ms(void);                 /* CLOCK_MONOTONIC */
 
 /* Poll until pred(arg) is true or timeout_ms elapsed; returns pred's last value. */
 int wait_for(int (*pred)(void *), void *arg, int timeout_ms);
