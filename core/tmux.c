@@ -447,6 +447,35 @@ tmux_version(const struct tmux *t, int *major, int *minor, char **text, char **e
 	return 0;
 }
 
+#define WINDOW_FORMAT "#{window_id} #{pane_id} #{pane_pid}"
+
+/* "; set-option -w -t TARGET remain-on-exit on": chained after the command
+ * that makes the window, so it holds before tmux can reap what runs there. */
+static void
+push_remain_on_exit(struct strv *a, const char *target)
+{
+	tmux_argv_sep(a);
+	strv_push(a, "set-option");
+	strv_push(a, "-w");
+	strv_push(a, "-t");
+	strv_push(a, target);
+	strv_push(a, "remain-on-exit");
+	strv_push(a, "on");
+}
+
+/* "; display-message -p -t TARGET WINDOW_FORMAT": the window as it is
+ * after the commands before it, in the same call. */
+static void
+push_display(struct strv *a, const char *target)
+{
+	tmux_argv_sep(a);
+	strv_push(a, "display-message");
+	strv_push(a, "-p");
+	strv_push(a, "-t");
+	strv_push(a, target);
+	strv_push(a, WINDOW_FORMAT);
+}
+
 int
 tmux_ensure_session(const struct tmux *t, char **err)
 {
@@ -470,13 +499,7 @@ tmux_ensure_session(const struct tmux *t, char **err)
 	 * Chained, so it holds before tmux reaps that shell.
 	 */
 	home = xasprintf("=%s:" TMUX_HOME_WINDOW, t->session);
-	tmux_argv_sep(&a);
-	strv_push(&a, "set-option");
-	strv_push(&a, "-w");
-	strv_push(&a, "-t");
-	strv_push(&a, home);
-	strv_push(&a, "remain-on-exit");
-	strv_push(&a, "on");
+	push_remain_on_exit(&a, home);
 	rc = run_full(t, &a, &r, &e);
 	free(home);
 	strv_clear(&a);
@@ -576,13 +599,7 @@ push_spawn_args(struct strv *a, const char *cwd, char *const argv[], char *const
 static void
 push_window_options(struct strv *a, const char *target)
 {
-	tmux_argv_sep(a);
-	strv_push(a, "set-option");
-	strv_push(a, "-w");
-	strv_push(a, "-t");
-	strv_push(a, target);
-	strv_push(a, "remain-on-exit");
-	strv_push(a, "on");
+	push_remain_on_exit(a, target);
 	/* A harness renaming its window would lose it from tmux_panes_find. */
 	tmux_argv_sep(a);
 	strv_push(a, "set-option");
@@ -607,8 +624,6 @@ push_window_options(struct strv *a, const char *target)
 	strv_push(a, target);
 	strv_push(a, "exec cat >/dev/null");
 }
-
-#define WINDOW_FORMAT "#{window_id} #{pane_id} #{pane_pid}"
 
 /*
  * tmux gives a new pane the PATH of the CLIENT that asked for it (so that
@@ -730,12 +745,7 @@ new_window(const struct tmux *t, const char *name, const char *cwd, char *const 
 	if (push_spawn_args(&a, cwd, argv, env, err) != 0)
 		goto out;
 	push_window_options(&a, end);
-	tmux_argv_sep(&a);
-	strv_push(&a, "display-message");
-	strv_push(&a, "-p");
-	strv_push(&a, "-t");
-	strv_push(&a, end);
-	strv_push(&a, WINDOW_FORMAT);
+	push_display(&a, end);
 	if (check_size(&a, err) != 0 || window_client_env(t, &a, env, &envp, err) != 0)
 		goto out;
 
@@ -830,12 +840,7 @@ tmux_respawn_window(const struct tmux *t, const char *window, const char *cwd,
 	if (push_spawn_args(&a, cwd, argv, env, err) != 0)
 		goto out;
 	push_window_options(&a, target);
-	tmux_argv_sep(&a);
-	strv_push(&a, "display-message");
-	strv_push(&a, "-p");
-	strv_push(&a, "-t");
-	strv_push(&a, target);
-	strv_push(&a, WINDOW_FORMAT);
+	push_display(&a, target);
 	if (check_size(&a, err) != 0 || window_client_env(t, &a, env, &envp, err) != 0)
 		goto out;
 	if (run_full_env(t, &a, &envp, &r, err) == 0) {
