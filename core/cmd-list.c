@@ -45,17 +45,9 @@ cmd_list_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		return rc;
 	if (cmd_db(ctx) != 0)
 		return EXIT_FAIL;
-	if (db_session_list(ctx->db, 0, &l, &err) != 0) {
+	if (session_list_status(ctx, &l, &st, &err) != 0) {
 		cmd_error("%s", err);
 		free(err);
-		return EXIT_FAIL;
-	}
-	st = xcalloc(l->n + 1, sizeof *st);
-	if (session_status_all(ctx, l, st, &err) != 0) {
-		cmd_error("%s", err);
-		free(err);
-		free(st);
-		db_session_list_free(l);
 		return EXIT_FAIL;
 	}
 	if (json) {

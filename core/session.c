@@ -1207,6 +1207,23 @@ window_rank(const struct db_session *s)
 }
 
 int
+session_list_status(struct cmd_ctx *ctx, struct db_session_list **l, enum session_status **st,
+		    char **err)
+{
+	if (db_session_list(ctx->db, 0, l, err) != 0)
+		return -1;
+	*st = xcalloc((*l)->n + 1, sizeof **st);
+	if (session_status_all(ctx, *l, *st, err) != 0) {
+		free(*st);
+		db_session_list_free(*l);
+		*st = NULL;
+		*l = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+int
 session_status_all(struct cmd_ctx *ctx, struct db_session_list *l, enum session_status *st,
 		   char **err)
 {

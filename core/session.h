@@ -79,5 +79,10 @@ int session_kill_project(struct cmd_ctx *ctx, const char *name, char **err);
  */
 int session_status_all(struct cmd_ctx *ctx, struct db_session_list *l,
 		       enum session_status *st, char **err);
+/* Every session (*l) and its status (*st, l->n entries), for `list` and
+ * `resume --all`; the database is open (cmd_db).  0, or -1 with *err and
+ * nothing to free. */
+int session_list_status(struct cmd_ctx *ctx, struct db_session_list **l,
+			enum session_status **st, char **err);
 
 #endif
