@@ -165,6 +165,26 @@ fail:
 	_exit(127);
 }
 
+/* argv[0] looked up in envp's PATH (ours without envp): 0 with *path, or a
+ * negative errno with *err. */
+static int
+program_path(char *const argv[], char *const envp[], char **path, char **err)
+{
+	int e;
+
+	if (argv == NULL || argv[0] == NULL || argv[0][0] == '\0') {
+		set_err(err, "cannot run an empty command");
+		return -EINVAL;
+	}
+	*path = find_in_path(argv[0], envp != NULL ? envp_get(envp, "PATH") : NULL);
+	if (*path == NULL) {
+		e = errno ? errno : ENOENT;
+		set_err(err, "cannot run '%s': %s", argv[0], strerror(e));
+		return -e;
+	}
+	return 0;
+}
+
 /*
  * Fork and exec argv with fds as its 0..2.  0 with *pidp, or a negative
  * errno with *err.
@@ -181,16 +201,8 @@ start_child(char *const argv[], char *const envp[], const int fds[3],
 	pid_t pid;
 	long open_max;
 
-	if (argv == NULL || argv[0] == NULL || argv[0][0] == '\0') {
-		set_err(err, "cannot run an empty command");
-		return -EINVAL;
-	}
-	path = find_in_path(argv[0], envp != NULL ? envp_get(envp, "PATH") : NULL);
-	if (path == NULL) {
-		e = errno ? errno : ENOENT;
-		set_err(err, "cannot run '%s': %s", argv[0], strerror(e));
-		return -e;
-	}
+	if ((e = program_path(argv, envp, &path, err)) != 0)
+		return e;
 	open_max = sysconf(_SC_OPEN_MAX);
 	maxfd = open_max > 0 && open_max < 65536 ? (int)open_max : 65536;
 	if (pipe2(rep, O_CLOEXEC) != 0) {
@@ -509,16 +521,8 @@ spawn_exec(char *const argv[], char *const envp[], char **err)
 	char *path;
 	int e;
 
-	if (argv == NULL || argv[0] == NULL || argv[0][0] == '\0') {
-		set_err(err, "cannot run an empty command");
-		return -EINVAL;
-	}
-	path = find_in_path(argv[0], envp != NULL ? envp_get(envp, "PATH") : NULL);
-	if (path == NULL) {
-		e = errno ? errno : ENOENT;
-		set_err(err, "cannot run '%s': %s", argv[0], strerror(e));
-		return -e;
-	}
+	if ((e = program_path(argv, envp, &path, err)) != 0)
+		return e;
 	/* Ignored signals survive execve; the program should start clean. */
 	memset(&dfl, 0, sizeof dfl);
 	dfl.sa_handler = SIG_DFL;
