@@ -46,22 +46,6 @@ TestSuite(cli, .init = setup, .fini = teardown, .timeout = 60);
 
 /* ---- helpers ---- */
 
-/* Change a variable tenv_set already set (setting it again would add a
- * second entry to the environment, and the first one wins). */
-static void
-tenv_replace(struct tenv *t, const char *assignment)
-{
-	size_t l = strcspn(assignment, "=") + 1;
-
-	for (size_t i = 0; i < t->nextra; i++)
-		if (strncmp(t->extra[i], assignment, l) == 0) {
-			free(t->extra[i]);
-			t->extra[i] = strdup(assignment);
-			return;
-		}
-	tenv_set(t, assignment);
-}
-
 static int
 count_lines(const char *s)
 {
@@ -467,7 +451,7 @@ Test(cli, doctor_without_bwrap_still_ok)
 	mkdir(bin, 0755);
 	cr_assert_eq(symlink("/usr/bin/tmux", link), 0);
 	path = fmt("PATH=%s", bin);
-	tenv_replace(&te, path);
+	tenv_set(&te, path);
 
 	run_hqt(&r, &te, "doctor", "--json", NULL);
 	cr_assert_eq(r.code, 0, "doctor without bwrap: exit %d: %s", r.code, r.err);

@@ -63,25 +63,6 @@ static char *control;   /* FAKE_CONTROL */
 static char *immutable; /* a file made chattr +i, undone in teardown */
 static bool nobody_tmux; /* uid 65534 ran a tmux server on te.socket */
 
-/* ---- environment ---- */
-
-static void
-env_put(const char *name, const char *value)
-{
-	char *a = value != NULL ? fmt("%s=%s", name, value) : strdup(name);
-	size_t l = strlen(name);
-
-	for (size_t i = 0; i < te.nextra; i++)
-		if (strncmp(te.extra[i], name, l) == 0 &&
-		    (te.extra[i][l] == '=' || te.extra[i][l] == '\0')) {
-			free(te.extra[i]);
-			te.extra[i] = a;
-			return;
-		}
-	tenv_set(&te, a);
-	free(a);
-}
-
 /* The real tmux, found on the PATH ctest gave us (the wrapper is not on it). */
 static char *
 real_tmux(void)
@@ -106,7 +87,7 @@ set_path(bool with_wrapper)
 	char *p = fmt("%s%s%s:%s:/usr/bin:/bin", with_wrapper ? wrap : "", with_wrapper ? ":" : "",
 		      bin, getenv("HQT_FAKE_DIR"));
 
-	env_put("PATH", p);
+	tenv_put(&te, "PATH", p);
 	free(p);
 }
 
@@ -180,18 +161,18 @@ setup(void)
 	free(t);
 
 	set_path(false);
-	env_put("HQT_PLUGIN_DIR", getenv("HQT_TEST_PLUGIN_DIR"));
+	tenv_put(&te, "HQT_PLUGIN_DIR", getenv("HQT_TEST_PLUGIN_DIR"));
 	p = fmt("%s/log", te.root);
 	mkdir(p, 0755);
-	env_put("FAKE_LOG_DIR", p);
+	tenv_put(&te, "FAKE_LOG_DIR", p);
 	free(p);
-	env_put("FAKE_CONTROL", control);
-	env_put("HQT_VERIFY_MS", "300");
-	env_put("FAULTS_ARM", arm);
-	env_put("FAULTS_SOCKET", te.socket);
+	tenv_put(&te, "FAKE_CONTROL", control);
+	tenv_put(&te, "HQT_VERIFY_MS", "300");
+	tenv_put(&te, "FAULTS_ARM", arm);
+	tenv_put(&te, "FAULTS_SOCKET", te.socket);
 	p = fmt("%s/run", te.root);
 	mkdir(p, 0700);
-	env_put("XDG_RUNTIME_DIR", p);
+	tenv_put(&te, "XDG_RUNTIME_DIR", p);
 	free(p);
 	write_file(control, "idle\n", 0644);
 	run_ok(&te, "project", "add", "p", proj, NULL);
@@ -761,14 +742,14 @@ Test(faults, tmux_killed_at_each_step_of_new)
 	size_t rows = 1, steps = 0;
 	struct run r;
 
-	env_put("HQT_VERIFY_MS", "100");
+	tenv_put(&te, "HQT_VERIFY_MS", "100");
 	set_path(true);
 	/* How many tmux calls a `hqt new` makes with the server up. */
 	run_new(&te, "p", "gen", NULL);
-	env_put("FAULTS_LOG", log);
+	tenv_put(&te, "FAULTS_LOG", log);
 	run_new(&te, "p", "gen", NULL);
 	rows++;
-	env_put("FAULTS_LOG", NULL);
+	tenv_put(&te, "FAULTS_LOG", NULL);
 	calls = slurp(log);
 	cr_assert_not_null(calls);
 	for (char *p = calls; (p = strchr(p, '\n')) != NULL; p++)
@@ -994,8 +975,8 @@ Test(faults, db_read_only_file_and_directory)
 	char *cfg = nobody_config();
 	struct run r;
 
-	env_put("HQT_CONFIG", cfg);
-	env_put("HQT_DB", db);
+	tenv_put(&te, "HQT_CONFIG", cfg);
+	tenv_put(&te, "HQT_DB", db);
 	hqt_nobody(&r, "project", "add", "p", proj, NULL);
 	cr_assert_eq(r.code, 0, "%s", r.err);
 	run_free(&r);
@@ -1127,7 +1108,7 @@ Test(faults, plugin_dir_missing)
 	struct run r;
 	json_t *j;
 
-	env_put("HQT_PLUGIN_DIR", dir);
+	tenv_put(&te, "HQT_PLUGIN_DIR", dir);
 	hqt(&r, "plugins", NULL);
 	cr_assert_eq(r.code, 0, "%s", r.err);
 	cr_assert_not_null(strstr(r.out, "no plugins"), "%s", r.out);
@@ -1159,7 +1140,7 @@ Test(faults, plugin_dir_empty)
 	json_t *j;
 
 	mkdir(dir, 0755);
-	env_put("HQT_PLUGIN_DIR", dir);
+	tenv_put(&te, "HQT_PLUGIN_DIR", dir);
 	/* The default, load = *: nothing to load at all, and it says so. */
 	hqt(&r, "plugins", NULL);
 	cr_assert_eq(r.code, 0, "%s", r.err);
@@ -1177,7 +1158,7 @@ Test(faults, plugin_dir_empty)
 
 	/* Plugins named in [plugins] load: each one refused, with its file. */
 	write_file(cfg, text, 0644);
-	env_put("HQT_CONFIG", cfg);
+	tenv_put(&te, "HQT_CONFIG", cfg);
 	hqt(&r, "plugins", NULL);
 	cr_assert_eq(r.code, 0, "%s", r.err);
 	static const char *const want[] = { "claude.so", "codex.so", "kiro.so", "generic.so" };
@@ -1204,9 +1185,9 @@ Test(faults, home_unset_with_xdg_and_db_set_works)
 
 	/* No HOME: the config, the database and the launch directory come from
 	 * their variables; nothing needs a home directory. */
-	env_put("HOME", NULL);
-	env_put("HQT_CONFIG", cfg);
-	env_put("HQT_DB", db);
+	tenv_put(&te, "HOME", NULL);
+	tenv_put(&te, "HQT_CONFIG", cfg);
+	tenv_put(&te, "HQT_DB", db);
 	hqt(&r, "doctor", NULL);
 	cr_assert_eq(r.code, 0, "doctor without HOME: %s%s", r.out, r.err);
 	run_free(&r);
@@ -1236,11 +1217,11 @@ Test(faults, home_unset_falls_back_to_the_passwd_home)
 	/* nobody's passwd home (/nonexistent) is the fallback, and it cannot be
 	 * created: every command says where it wanted the database. */
 	char *home = strdup(pw->pw_dir);
-	env_put("HOME", NULL);
-	env_put("XDG_DATA_HOME", NULL);
-	env_put("XDG_CONFIG_HOME", NULL);
-	env_put("XDG_RUNTIME_DIR", NULL);
-	env_put("HQT_CONFIG", cfg);
+	tenv_put(&te, "HOME", NULL);
+	tenv_put(&te, "XDG_DATA_HOME", NULL);
+	tenv_put(&te, "XDG_CONFIG_HOME", NULL);
+	tenv_put(&te, "XDG_RUNTIME_DIR", NULL);
+	tenv_put(&te, "HQT_CONFIG", cfg);
 	hqt_nobody(&r, "project", "add", "q", "/tmp", NULL);
 	assert_one_error(&r, 1, home, "project add without HOME");
 	run_free(&r);
@@ -1275,11 +1256,11 @@ Test(faults, home_not_writable)
 	mkdir(home, 0755);
 	if (!as_nobody())
 		chmod(home, 0555);
-	env_put("HOME", home);
-	env_put("XDG_DATA_HOME", NULL);
-	env_put("XDG_CONFIG_HOME", NULL);
-	env_put("XDG_RUNTIME_DIR", run);
-	env_put("HQT_CONFIG", cfg);
+	tenv_put(&te, "HOME", home);
+	tenv_put(&te, "XDG_DATA_HOME", NULL);
+	tenv_put(&te, "XDG_CONFIG_HOME", NULL);
+	tenv_put(&te, "XDG_RUNTIME_DIR", run);
+	tenv_put(&te, "HQT_CONFIG", cfg);
 	char *where = fmt("%s/.local/share/hqt", home);
 	hqt_nobody(&r, "project", "add", "q", q, NULL);
 	assert_one_error(&r, 1, where, "project add, HOME not writable");
@@ -1299,7 +1280,7 @@ Test(faults, home_not_writable)
 	free(local);
 
 	/* The documented way out: put the database elsewhere. */
-	env_put("HQT_DB", db);
+	tenv_put(&te, "HQT_DB", db);
 	hqt_nobody(&r, "project", "add", "q", q, NULL);
 	cr_assert_eq(r.code, 0, "project add with HQT_DB: %s", r.err);
 	run_free(&r);

@@ -47,24 +47,6 @@ static char *probe;   /* the attack probe's absolute path */
 
 /* ---- environment and config ---- */
 
-/* Set (value != NULL) or unset a variable for hqt, replacing an earlier one. */
-static void
-env_put(const char *name, const char *value)
-{
-	char *a = value != NULL ? fmt("%s=%s", name, value) : strdup(name);
-	size_t l = strlen(name);
-
-	for (size_t i = 0; i < te.nextra; i++)
-		if (strncmp(te.extra[i], name, l) == 0 &&
-		    (te.extra[i][l] == '=' || te.extra[i][l] == '\0')) {
-			free(te.extra[i]);
-			te.extra[i] = a;
-			return;
-		}
-	tenv_set(&te, a);
-	free(a);
-}
-
 /* hqt.ini: the private tmux server, then body. */
 static void
 write_ini(const char *body)
@@ -115,13 +97,13 @@ setup(void)
 	proj = real;
 	char *rundir = fmt("%s/run", te.root);
 	mkdir(rundir, 0700);
-	env_put("XDG_RUNTIME_DIR", rundir);
+	tenv_put(&te, "XDG_RUNTIME_DIR", rundir);
 	free(rundir);
 	char *path = fmt("%s:/usr/bin:/bin", getenv("HQT_FAKE_DIR"));
-	env_put("PATH", path);
+	tenv_put(&te, "PATH", path);
 	free(path);
-	env_put("HQT_PLUGIN_DIR", getenv("HQT_TEST_PLUGIN_DIR"));
-	env_put("HQT_VERIFY_MS", "300");
+	tenv_put(&te, "HQT_PLUGIN_DIR", getenv("HQT_TEST_PLUGIN_DIR"));
+	tenv_put(&te, "HQT_VERIFY_MS", "300");
 	/* Nothing from the machine running the tests may decide a result. */
 	static const char *const unset[] = {
 		"IS_SANDBOX", "FAKE_DIR", "FAKE_LOG_DIR", "FAKE_RECORD", "FAKE_CONTROL",
@@ -129,7 +111,7 @@ setup(void)
 		"HQT_NO_PROBE_CACHE", "XDG_CACHE_HOME",
 	};
 	for (size_t i = 0; i < sizeof unset / sizeof unset[0]; i++)
-		env_put(unset[i], NULL);
+		tenv_put(&te, unset[i], NULL);
 	write_ini("");
 	run_ok(&te, "project", "add", "p", proj, NULL);
 }
@@ -544,13 +526,13 @@ Test(sandboxed, no_secrets_no_ipc_names_no_descriptors)
 
 	/* What hqt's own environment holds: a secret, and what a user inside
 	 * tmux, ssh and a desktop session has. */
-	env_put("SECRET_H", "hqt-env-hunter2");
-	env_put("HQT_PASS", "passed-by-config");
-	env_put("TMUX", fmt("%s,%d,0", sock, 1));
-	env_put("TMUX_PANE", "%0");
-	env_put("SSH_AUTH_SOCK", "/tmp/ssh-hqt/agent.1");
-	env_put("DBUS_SESSION_BUS_ADDRESS", "unix:path=/run/user/0/bus");
-	env_put("DISPLAY", ":0");
+	tenv_put(&te, "SECRET_H", "hqt-env-hunter2");
+	tenv_put(&te, "HQT_PASS", "passed-by-config");
+	tenv_put(&te, "TMUX", fmt("%s,%d,0", sock, 1));
+	tenv_put(&te, "TMUX_PANE", "%0");
+	tenv_put(&te, "SSH_AUTH_SOCK", "/tmp/ssh-hqt/agent.1");
+	tenv_put(&te, "DBUS_SESSION_BUS_ADDRESS", "unix:path=/run/user/0/bus");
+	tenv_put(&te, "DISPLAY", ":0");
 	char *args = fmt("env getenv SECRET_H getenv SECRET_G getenv HQT_PASS getenv TERM fds "
 			 "ls %s stat %s connect-unix %s sleep 60 env-alive", sockdir, sock, sock);
 	char *h = probe_harness("envspy", args);
@@ -649,7 +631,7 @@ Test(sandboxed, sandbox_env_values_never_on_a_command_line)
 	char *out = sbx_out("keyed");
 
 	write_ini(body);
-	env_put("API_TOKEN", secret);
+	tenv_put(&te, "API_TOKEN", secret);
 	long id = run_new(&te, "p", "keyed", "--sandbox", NULL);
 	/* control: the harness does get it */
 	char *want = fmt("ok %s", secret);
@@ -1039,7 +1021,7 @@ Test(sandboxed, bwrap_missing_refused_with_the_fix_and_nothing_written)
 	cr_assert_eq(db_sessions(), 1);
 	cr_assert_eq(hqt_windows(), 1);
 
-	env_put("PATH", bin);
+	tenv_put(&te, "PATH", bin);
 	static const char *const boxed[] = { "new", "p", "nobw", "--sandbox", NULL };
 	run_hqtv(&r, &te, boxed);
 	cr_expect_eq(r.code, 1, "exit %d: %s", r.code, r.err);

@@ -46,25 +46,6 @@ static char *control;  /* FAKE_CONTROL */
 
 /* ---- environment ---- */
 
-/* Set a variable, replacing an earlier assignment (a second tenv_set would
- * put both in the environment, and the first wins). */
-static void
-env_put(const char *name, const char *value)
-{
-	char *a = value != NULL ? fmt("%s=%s", name, value) : strdup(name);
-	size_t l = strlen(name);
-
-	for (size_t i = 0; i < te.nextra; i++)
-		if (strncmp(te.extra[i], name, l) == 0 &&
-		    (te.extra[i][l] == '=' || te.extra[i][l] == '\0')) {
-			free(te.extra[i]);
-			te.extra[i] = a;
-			return;
-		}
-	tenv_set(&te, a);
-	free(a);
-}
-
 static void
 setup(void)
 {
@@ -83,14 +64,14 @@ setup(void)
 	mkdir(logdir, 0755);
 	mkdir(rundir, 0700);
 	char *path = fmt("%s:/usr/bin:/bin", getenv("HQT_FAKE_DIR"));
-	env_put("PATH", path);
+	tenv_put(&te, "PATH", path);
 	free(path);
-	env_put("HQT_PLUGIN_DIR", getenv("HQT_TEST_PLUGIN_DIR"));
-	env_put("FAKE_LOG_DIR", logdir);
-	env_put("FAKE_CONTROL", control);
-	env_put("HQT_VERIFY_MS", "300");
+	tenv_put(&te, "HQT_PLUGIN_DIR", getenv("HQT_TEST_PLUGIN_DIR"));
+	tenv_put(&te, "FAKE_LOG_DIR", logdir);
+	tenv_put(&te, "FAKE_CONTROL", control);
+	tenv_put(&te, "HQT_VERIFY_MS", "300");
 	/* hqt's launch directories land here, where a test can see leftovers. */
-	env_put("XDG_RUNTIME_DIR", rundir);
+	tenv_put(&te, "XDG_RUNTIME_DIR", rundir);
 	free(rundir);
 	write_file(control, "idle\n", 0644);
 	run_ok(&te, "project", "add", "p", proj, NULL);
@@ -588,7 +569,7 @@ Test(sessions, codex_id_from_its_own_rollout_not_the_subagents)
 	struct run out;
 	static const char *const args[] = { "resume", "1", NULL };
 
-	env_put("FAKE_CODEX_SUBAGENT", "1");
+	tenv_put(&te, "FAKE_CODEX_SUBAGENT", "1");
 	id = run_new(&te, "p", "codex", NULL);
 	set_control("working");
 	/* Both files first (the sub-agent's is the newer), then let hqt look. */
@@ -1032,7 +1013,7 @@ Test(sessions, harness_missing_keeps_the_row_exited_with_the_error)
 	const char *const args[] = { "new", "p", "claude", NULL };
 	json_t *l, *s;
 
-	env_put("PATH", "/usr/bin:/bin");
+	tenv_put(&te, "PATH", "/usr/bin:/bin");
 	run_hqtv(&r, &te, args);
 	cr_assert_eq(r.code, 1, "exit %d: %s", r.code, r.err);
 	cr_assert_str_eq(r.out, "1\n");

@@ -63,22 +63,6 @@ teardown(void)
 
 TestSuite(tui, .init = setup, .fini = teardown, .timeout = 60);
 
-/* ---- helpers ---- */
-
-static void
-tenv_replace(struct tenv *t, const char *assignment)
-{
-	size_t l = strcspn(assignment, "=") + 1;
-
-	for (size_t i = 0; i < t->nextra; i++)
-		if (strncmp(t->extra[i], assignment, l) == 0) {
-			free(t->extra[i]);
-			t->extra[i] = strdup(assignment);
-			return;
-		}
-	tenv_set(t, assignment);
-}
-
 /* Run the built hqt (arguments up to a NULL); its stdout, or fail the test. */
 static char *
 hqt_out(const char *first, ...)
@@ -650,7 +634,7 @@ Test(tui, dialog_without_bwrap_disables_the_sandbox_controls)
 		free(target);
 	}
 	path = fmt("PATH=%s", bin);
-	tenv_replace(&te, path);
+	tenv_set(&te, path);
 	free(path);
 	tenv_set(&te, "HQT_NO_PROBE_CACHE=1");
 

@@ -136,11 +136,31 @@ slurp(const char *path)
 void
 tenv_set(struct tenv *te, const char *assignment)
 {
+	size_t l = strcspn(assignment, "=");
+
+	/* A name set again replaces its entry: in the environment, the first
+	 * of two would win. */
+	for (size_t i = 0; i < te->nextra; i++)
+		if (strncmp(te->extra[i], assignment, l) == 0 &&
+		    (te->extra[i][l] == '=' || te->extra[i][l] == '\0')) {
+			free(te->extra[i]);
+			te->extra[i] = strdup(assignment);
+			return;
+		}
 	te->extra = realloc(te->extra, (te->nextra + 2) * sizeof *te->extra);
 	if (te->extra == NULL)
 		die("realloc");
 	te->extra[te->nextra++] = strdup(assignment);
 	te->extra[te->nextra] = NULL;
+}
+
+void
+tenv_put(struct tenv *te, const char *name, const char *value)
+{
+	char *a = value != NULL ? fmt("%s=%s", name, value) : strdup(name);
+
+	tenv_set(te, a);
+	free(a);
 }
 
 void

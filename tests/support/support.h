@@ -29,8 +29,11 @@ struct tenv {
 void tenv_init(struct tenv *te, const char *ini_extra);
 /* Kill the private tmux server and remove the tree. */
 void tenv_free(struct tenv *te);
-/* Set (NAME=VALUE) or unset (NAME) a variable for commands run with te. */
+/* Set (NAME=VALUE) or unset (NAME) a variable for commands run with te;
+ * again for the same name replaces what was said before. */
 void tenv_set(struct tenv *te, const char *assignment);
+/* The same with name and value apart; value NULL unsets. */
+void tenv_put(struct tenv *te, const char *name, const char *value);
 
 /* Run argv (argv[0] looked up in PATH) in te's environment; stdin from
  * input (or /dev/null when NULL).  Always returns; r->code holds the exit. */
