@@ -576,20 +576,6 @@ Test(cli, project_add_refusals)
 	free(missing);
 }
 
-static int
-window_count(void)
-{
-	struct run r;
-	int n = 0;
-
-	run_tmux(&r, &te, "list-windows", "-a", "-F", "#{window_name}", NULL);
-	for (char *p = r.out; (p = strstr(p, "hqt-")) != NULL; p++)
-		if (p[4] >= '0' && p[4] <= '9')
-			n++;
-	run_free(&r);
-	return n;
-}
-
 Test(cli, project_rm_refused_while_it_has_sessions)
 {
 	char *dir = fmt("%s/w", te.root);
@@ -602,7 +588,7 @@ Test(cli, project_rm_refused_while_it_has_sessions)
 	cr_assert_eq(r.code, 0, "%s", r.err);
 	cr_assert_str_eq(r.out, "1\n");
 	run_free(&r);
-	cr_assert_eq(window_count(), 1);
+	cr_assert_eq(hqt_windows(&te), 1);
 
 	l = project_list();
 	cr_assert_eq(json_integer_value(json_object_get(project_named(l, "w"), "sessions")), 1);
@@ -643,7 +629,7 @@ Test(cli, project_rm_refused_while_it_has_sessions)
 	l = project_list();
 	cr_assert_not_null(project_named(l, "w"));
 	json_decref(l);
-	cr_assert_eq(window_count(), 1, "a refused rm stopped the session");
+	cr_assert_eq(hqt_windows(&te), 1, "a refused rm stopped the session");
 
 	run_hqt(&r, &te, "project", "rm", "--force", "w", NULL);
 	cr_assert_eq(r.code, 0, "%s", r.err);
@@ -651,7 +637,7 @@ Test(cli, project_rm_refused_while_it_has_sessions)
 	l = project_list();
 	cr_assert_eq(json_array_size(l), 0);
 	json_decref(l);
-	cr_assert_eq(window_count(), 0, "project rm --force left the window running");
+	cr_assert_eq(hqt_windows(&te), 0, "project rm --force left the window running");
 	run_hqt(&r, &te, "list", "--json", NULL);
 	j = run_json(&r, "list --json");
 	cr_assert_eq(json_array_size(j), 0);

@@ -953,20 +953,6 @@ db_sessions(void)
 	return n;
 }
 
-static int
-hqt_windows(void)
-{
-	struct run r;
-	int n = 0;
-
-	run_tmux(&r, &te, "list-windows", "-a", "-F", "#{window_name}", NULL);
-	for (char *p = r.out; (p = strstr(p, "hqt-")) != NULL; p++)
-		if (p[4] >= '0' && p[4] <= '9')
-			n++;
-	run_free(&r);
-	return n;
-}
-
 /* The bubblewrap check of `hqt doctor --json` (borrowed from doc). */
 static json_t *
 doctor_bwrap(json_t *doc)
@@ -1019,7 +1005,7 @@ Test(sandboxed, bwrap_missing_refused_with_the_fix_and_nothing_written)
 	cr_assert(exists(cache), "control: no probe cache at %s", cache);
 	free(cache);
 	cr_assert_eq(db_sessions(), 1);
-	cr_assert_eq(hqt_windows(), 1);
+	cr_assert_eq(hqt_windows(&te), 1);
 
 	tenv_put(&te, "PATH", bin);
 	static const char *const boxed[] = { "new", "p", "nobw", "--sandbox", NULL };
@@ -1048,7 +1034,7 @@ Test(sandboxed, bwrap_missing_refused_with_the_fix_and_nothing_written)
 	cr_expect_eq(json_array_size(l), 1);
 	json_decref(l);
 	cr_expect_eq(db_sessions(), 1);
-	cr_expect_eq(hqt_windows(), 1);
+	cr_expect_eq(hqt_windows(&te), 1);
 
 	/* doctor stays ok, says why and how to fix it */
 	static const char *const doctor[] = { "doctor", NULL };
@@ -1166,7 +1152,7 @@ Test(sandboxed, dry_run_and_show_print_the_argv_that_runs)
 	cr_expect(strstr(line, " --unshare-net ") != NULL, "%s", line);
 	cr_expect(strstr(line, " --seccomp 3 ") != NULL, "%s", line);
 	json_t *l = run_list(&te);
-	cr_expect(json_array_size(l) == 0 && hqt_windows() == 0, "dry run started one");
+	cr_expect(json_array_size(l) == 0 && hqt_windows(&te) == 0, "dry run started one");
 	json_decref(l);
 
 	long id = run_new(&te, "p", "dry", "--sandbox", "--fs", "ro", "--net", "off", NULL);

@@ -316,20 +316,6 @@ windows_named(const char *name)
 	return n;
 }
 
-static int
-hqt_windows(void)
-{
-	struct run r;
-	int n = 0;
-
-	run_tmux(&r, &te, "list-windows", "-a", "-F", "#{window_name}", NULL);
-	for (char *p = r.out; (p = strstr(p, "hqt-")) != NULL; p++)
-		if (p[4] >= '0' && p[4] <= '9')
-			n++;
-	run_free(&r);
-	return n;
-}
-
 static char *
 dbfile(void)
 {
@@ -398,7 +384,7 @@ Test(sessions, status_follows_the_screen)
 	wait_status(ids, 4, "exited", 5000);
 
 	/* The windows stay, with their last screen. */
-	cr_assert_eq(hqt_windows(), 4);
+	cr_assert_eq(hqt_windows(&te), 4);
 	rec_get("fake-generic", -1, &r);
 	static const char *const gen[] = { "fake-generic", "--generic-flag", NULL };
 	assert_argv(&r, gen);
@@ -993,7 +979,7 @@ Test(sessions, dry_run_prints_the_argv_and_starts_nothing)
 	l = run_list(&te);
 	cr_assert_eq(json_array_size(l), 0);
 	json_decref(l);
-	cr_assert_eq(hqt_windows(), 0);
+	cr_assert_eq(hqt_windows(&te), 0);
 	cr_assert_eq(starts("codex", NULL, 0) + starts("claude", NULL, 0), 0);
 	sleep_ms(100);
 	assert_no_markers();
@@ -1086,7 +1072,7 @@ Test(sessions, nicknames_are_unique_per_project)
 	l = run_list(&te);
 	cr_assert_eq(json_array_size(l), 2);
 	json_decref(l);
-	cr_assert_eq(hqt_windows(), 2, "a refused session left a window");
+	cr_assert_eq(hqt_windows(&te), 2, "a refused session left a window");
 	run_hqtv(&r, &te, ambiguous);
 	cr_assert_eq(r.code, 1);
 	cr_assert_not_null(strstr(r.err, "ambiguous"), "%s", r.err);
@@ -1300,7 +1286,7 @@ Test(sessions, new_killed_at_random_moments_leaves_no_half_session)
 	assert_consistent();
 	json_t *l = run_list(&te);
 	cr_log_info("%zu rows, %d hqt-N windows (the rest: rolled back, launcher waiting)",
-		    json_array_size(l), hqt_windows());
+		    json_array_size(l), hqt_windows(&te));
 	json_decref(l);
 
 	/* hqt still works, and a number given out again runs only its own. */

@@ -434,6 +434,20 @@ session_in(json_t *list, long id)
 	return NULL;
 }
 
+int
+hqt_windows(const struct tenv *te)
+{
+	struct run r;
+	int n = 0;
+
+	run_tmux(&r, te, "list-windows", "-a", "-F", "#{window_name}", NULL);
+	for (char *p = r.out; (p = strstr(p, "hqt-")) != NULL; p++)
+		if (p[4] >= '0' && p[4] <= '9')
+			n++;
+	run_free(&r);
+	return n;
+}
+
 void
 sleep_ms(int ms)
 {

@@ -58,6 +58,8 @@ struct json_t *run_list(const struct tenv *te);
 struct json_t *run_show(const struct tenv *te, const char *session);
 /* The session with id in a `list --json` array (borrowed), or NULL. */
 struct json_t *session_in(struct json_t *list, long id);
+/* How many session windows (hqt-N) te's tmux server has. */
+int hqt_windows(const struct tenv *te);
 /* Run `tmux -L <te->socket> ...` (NULL-terminated arguments). */
 void run_tmux(struct run *r, const struct tenv *te, ...);
 void run_free(struct run *r);
