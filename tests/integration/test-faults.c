@@ -572,42 +572,6 @@ assert_db_refused(const char *db, const char *want_in_error)
 
 /* ---- the tmux server killed in the middle ---- */
 
-/* Start hqt ARGS with stdout/stderr to files (the test goes on meanwhile). */
-static pid_t
-spawn_hqt(const char *const *args, const char *outfile, const char *errfile)
-{
-	pid_t pid = fork();
-
-	cr_assert_neq(pid, -1);
-	if (pid != 0)
-		return pid;
-	for (size_t i = 0; i < te.nextra; i++) {
-		char *eq = strchr(te.extra[i], '=');
-		if (eq == NULL) {
-			unsetenv(te.extra[i]);
-			continue;
-		}
-		*eq = '\0';
-		setenv(te.extra[i], eq + 1, 1);
-		*eq = '=';
-	}
-	int o = open(outfile, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	int e = open(errfile, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	int n = open("/dev/null", O_RDONLY);
-	if (o < 0 || e < 0 || n < 0)
-		_exit(126);
-	dup2(n, 0);
-	dup2(o, 1);
-	dup2(e, 2);
-	const char *argv[32] = { hqt_bin() };
-	size_t k = 1;
-	for (; args[k - 1] != NULL && k < 31; k++)
-		argv[k] = args[k - 1];
-	argv[k] = NULL;
-	execv(argv[0], (char *const *)argv);
-	_exit(127);
-}
-
 /* Wait for pid at most timeout_ms; its exit code (the test fails on a hang). */
 static int
 wait_child(pid_t pid, int timeout_ms, const char *what)
@@ -842,7 +806,7 @@ Test(faults, tmux_killed_at_moments_during_resume_all)
 		struct run k;
 
 		kill_server_and_wait();
-		pid_t pid = spawn_hqt(args, out, err);
+		pid_t pid = spawn_hqt(&te, args, NULL, out, err);
 		sleep_ms(delay);
 		run_tmux(&k, &te, "kill-server", NULL);
 		run_free(&k);

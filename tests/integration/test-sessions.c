@@ -1085,51 +1085,6 @@ Test(sessions, nicknames_are_unique_per_project)
 
 /* ---- many processes ---- */
 
-/* Start hqt args in te's environment with stdout/stderr to files; the
- * child waits until `gate` reads EOF so that all start together. */
-static pid_t
-spawn_hqt(const char *const *args, const int *gate, const char *outfile, const char *errfile)
-{
-	pid_t pid = fork();
-
-	cr_assert_neq(pid, -1);
-	if (pid != 0)
-		return pid;
-	if (gate != NULL) {
-		char c;
-		/* Our copy of the write end would keep the gate shut forever. */
-		close(gate[1]);
-		while (read(gate[0], &c, 1) < 0 && errno == EINTR)
-			;
-		close(gate[0]);
-	}
-	for (size_t i = 0; i < te.nextra; i++) {
-		char *eq = strchr(te.extra[i], '=');
-		if (eq == NULL) {
-			unsetenv(te.extra[i]);
-			continue;
-		}
-		*eq = '\0';
-		setenv(te.extra[i], eq + 1, 1);
-		*eq = '=';
-	}
-	int o = open(outfile ? outfile : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	int e = open(errfile ? errfile : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	int n = open("/dev/null", O_RDONLY);
-	if (o < 0 || e < 0 || n < 0)
-		_exit(126);
-	dup2(n, 0);
-	dup2(o, 1);
-	dup2(e, 2);
-	const char *argv[32] = { hqt_bin() };
-	size_t k = 1;
-	for (; args[k - 1] != NULL && k < 31; k++)
-		argv[k] = args[k - 1];
-	argv[k] = NULL;
-	execv(argv[0], (char *const *)argv);
-	_exit(127);
-}
-
 Test(sessions, twenty_concurrent_project_adds_and_news)
 {
 	enum { N = 20 };
@@ -1146,13 +1101,13 @@ Test(sessions, twenty_concurrent_project_adds_and_news)
 			char *dir = fmt("%s/proj%d", te.root, i), *name = fmt("q%d", i);
 			mkdir(dir, 0755);
 			const char *const args[] = { "project", "add", name, dir, NULL };
-			pids[i] = spawn_hqt(args, gate, out[i], err[i]);
+			pids[i] = spawn_hqt(&te, args, gate, out[i], err[i]);
 			free(dir);
 			free(name);
 		} else {
 			char *nick = fmt("n%d", i - N);
 			const char *const args[] = { "new", "p", "claude", "--nickname", nick, NULL };
-			pids[i] = spawn_hqt(args, gate, out[i], err[i]);
+			pids[i] = spawn_hqt(&te, args, gate, out[i], err[i]);
 			free(nick);
 		}
 	}
@@ -1273,7 +1228,7 @@ Test(sessions, new_killed_at_random_moments_leaves_no_half_session)
 	srand(seed);
 	for (int i = 0; i < 15; i++) {
 		int ms = rand() % 61, st;
-		pid_t pid = spawn_hqt(args, NULL, NULL, NULL);
+		pid_t pid = spawn_hqt(&te, args, NULL, NULL, NULL);
 		sleep_ms(ms);
 		kill(pid, SIGKILL);
 		cr_assert_eq(waitpid(pid, &st, 0), pid);

@@ -434,6 +434,50 @@ session_in(json_t *list, long id)
 	return NULL;
 }
 
+pid_t
+spawn_hqt(const struct tenv *te, const char *const *args, const int *gate,
+	  const char *outfile, const char *errfile)
+{
+	pid_t pid = fork();
+
+	cr_assert_neq(pid, -1);
+	if (pid != 0)
+		return pid;
+	if (gate != NULL) {
+		char c;
+		/* Our copy of the write end would keep the gate shut forever. */
+		close(gate[1]);
+		while (read(gate[0], &c, 1) < 0 && errno == EINTR)
+			;
+		close(gate[0]);
+	}
+	for (size_t i = 0; i < te->nextra; i++) {
+		char *eq = strchr(te->extra[i], '=');
+		if (eq == NULL) {
+			unsetenv(te->extra[i]);
+			continue;
+		}
+		*eq = '\0';
+		setenv(te->extra[i], eq + 1, 1);
+		*eq = '=';
+	}
+	int o = open(outfile ? outfile : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	int e = open(errfile ? errfile : "/dev/null", O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	int n = open("/dev/null", O_RDONLY);
+	if (o < 0 || e < 0 || n < 0)
+		_exit(126);
+	dup2(n, 0);
+	dup2(o, 1);
+	dup2(e, 2);
+	const char *argv[32] = { hqt_bin() };
+	size_t k = 1;
+	for (; args[k - 1] != NULL && k < 31; k++)
+		argv[k] = args[k - 1];
+	argv[k] = NULL;
+	execv(argv[0], (char *const *)argv);
+	_exit(127);
+}
+
 int
 hqt_windows(const struct tenv *te)
 {

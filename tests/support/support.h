@@ -4,6 +4,7 @@
 #define HQT_TEST_SUPPORT_H
 
 #include <stddef.h>
+#include <sys/types.h>
 
 struct run {
 	int code;   /* exit status, or 128+signal */
@@ -58,6 +59,11 @@ struct json_t *run_list(const struct tenv *te);
 struct json_t *run_show(const struct tenv *te, const char *session);
 /* The session with id in a `list --json` array (borrowed), or NULL. */
 struct json_t *session_in(struct json_t *list, long id);
+/* Start hqt args in te's environment, stdout and stderr to the files (or
+ * /dev/null), and go on; with gate, the child first waits until gate[0]
+ * reads EOF, so that many start together.  The child's pid. */
+pid_t spawn_hqt(const struct tenv *te, const char *const *args, const int *gate,
+		const char *outfile, const char *errfile);
 /* How many session windows (hqt-N) te's tmux server has. */
 int hqt_windows(const struct tenv *te);
 /* Run `tmux -L <te->socket> ...` (NULL-terminated arguments). */
