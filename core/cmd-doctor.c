@@ -3,6 +3,7 @@
 #include "cmd.h"
 #include "json-out.h"
 #include "sandbox.h"
+#include "session.h"
 #include "spawn.h"
 #include "db.h"
 
@@ -167,6 +168,7 @@ check_sandbox_plan(struct report *r, struct cmd_ctx *ctx, const struct harness *
 	harness_binds(h, &binds);
 	sandbox_policy_init(&pol);
 	sandbox_policy_from_config(&pol, &ctx->cfg.sandbox, &binds);
+	session_add_protections(&ctx->reg, h, &pol);
 	pol.fs_rw = true;
 	struct sandbox_input in = {
 		.policy = &pol, .argv = argv, .project = tmpl, .home = home,

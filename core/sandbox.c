@@ -84,11 +84,16 @@ sandbox_policy_from_config(struct sandbox_policy *p, const struct sandbox_defaul
 	for (size_t i = 0; i < d->env.n; i++)
 		if (strv_find(&p->env_names, d->env.v[i]) < 0)
 			strv_push(&p->env_names, d->env.v[i]);
+	/* What the plugin protects is added at every start instead (session.c
+	 * session_add_protections): it follows the harness's settings as they are. */
 	if (plugin_binds != NULL)
-		for (size_t i = 0; i < plugin_binds->n; i++)
-			if (!(plugin_binds->v[i].flags & HQT_BIND_PROJECT))
-				sandbox_policy_add_bind(p, plugin_binds->v[i].path,
-							plugin_binds->v[i].flags);
+		for (size_t i = 0; i < plugin_binds->n; i++) {
+			unsigned f = plugin_binds->v[i].flags;
+
+			if (!(f & HQT_BIND_PROJECT) &&
+			    ((f & HQT_BIND_SEED) || !(f & HQT_BIND_PROTECT)))
+				sandbox_policy_add_bind(p, plugin_binds->v[i].path, f);
+		}
 }
 
 static bool

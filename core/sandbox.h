@@ -20,8 +20,9 @@
  *   SEED     a file under $HOME copied once into the private home (never bound);
  *   PROTECT  bound read-only on top of whatever writable bind holds it;
  * and the project names of every loaded harness (PROJECT|PROTECT, the path
- * relative to the project, "/" ending a directory): read-only with fs = rw;
- * added at every start (session.c), not stored.
+ * relative to the project, "/" ending a directory): read-only with fs = rw.
+ * PROTECT and project binds are added at every start (session.c), not
+ * stored.
  * env_names are [sandbox] env: host variables passed in by name.
  */
 struct sandbox_policy {
@@ -42,8 +43,8 @@ void sandbox_policy_free(struct sandbox_policy *p);  /* accepts NULL */
 void sandbox_policy_add_bind(struct sandbox_policy *p, const char *path, unsigned flags);
 /*
  * The policy of a new session: fs, net, ro_binds, rw_binds and env from the
- * [sandbox] defaults, then the plugin's binds but its project names.  The
- * caller applies --fs/--net.
+ * [sandbox] defaults, then the plugin's binds but what it protects (added
+ * at every start, session.c).  The caller applies --fs/--net.
  */
 void sandbox_policy_from_config(struct sandbox_policy *p, const struct sandbox_defaults *d,
 				const struct hqt_binds *plugin_binds);

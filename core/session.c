@@ -145,30 +145,31 @@ plan_free(struct plan *p)
 	memset(p, 0, sizeof *p);
 }
 
-/*
- * What every loaded harness would obey in the project when run there later
- * outside (HQT_BIND_PROJECT: .claude/, .codex/, ...), whichever harness the
- * session runs: a claude session must not plant .codex/config.toml either.
- * Added at every start, never stored, so the floor follows the plugins
- * installed now, also for sessions created before.
- */
-static void
-add_project_names(const struct registry *reg, struct sandbox_policy *pol)
+/* See session.h. */
+void
+session_add_protections(const struct registry *reg, const struct harness *h,
+			struct sandbox_policy *pol)
 {
 	struct hqt_binds binds = { NULL, 0 };
 
 	for (size_t i = 0; i < reg->nharnesses; i++) {
-		harness_binds(&reg->harnesses[i], &binds);
-		for (size_t j = 0; j < binds.n; j++)
-			if (binds.v[j].flags & HQT_BIND_PROJECT)
-				sandbox_policy_add_bind(pol, binds.v[j].path, binds.v[j].flags);
+		const struct harness *g = &reg->harnesses[i];
+
+		harness_binds(g, &binds);
+		for (size_t j = 0; j < binds.n; j++) {
+			unsigned f = binds.v[j].flags;
+
+			if ((f & HQT_BIND_PROJECT) ||
+			    (g == h && (f & HQT_BIND_PROTECT) && !(f & HQT_BIND_SEED)))
+				sandbox_policy_add_bind(pol, binds.v[j].path, f);
+		}
 		binds_clear(&binds);
 	}
 }
 
 /*
  * The harness of s.  A sandboxed session needs every plugin
- * (add_project_names): loaded first, because loading them all replaces a
+ * (session_add_protections): loaded first, because loading them all replaces a
  * registry of only some, and with it every harness pointer into it.
  */
 static const struct harness *
@@ -215,7 +216,7 @@ plan(struct cmd_ctx *ctx, const struct db_session *s, bool resume, char *const *
 	if (sandbox_policy_from_json(&p->policy, s->sandbox_json, strlen(s->sandbox_json),
 				     err) != 0)
 		goto fail;
-	add_project_names(&ctx->reg, &p->policy);
+	session_add_protections(&ctx->reg, h, &p->policy);
 	p->home = user_home();
 	p->private_home = sandbox_private_home(h->name);
 	if (p->home == NULL || p->private_home == NULL) {

@@ -907,27 +907,35 @@ Test(sandboxed, no_harness_settings_planted_in_the_project)
 	free(src);
 }
 
-/* The script claude's status line runs, in ~/.claude (where claude's own
- * /statusline puts it): read-only in the argv that runs, the directory
- * around it still writable. */
+/*
+ * The script claude's status line runs, in ~/.claude (where claude's own
+ * /statusline puts it): read-only, the directory around it still writable.
+ * Set up after the session was made: what is protected follows the
+ * settings as they are at each start, not as they were at `hqt new`.
+ */
 Test(sandboxed, claude_status_line_script_read_only)
 {
 	char *dir = fmt("%s/.claude", te.home), *script = fmt("%s/statusline-command.sh", dir);
-	struct run r;
-	static const char *const args[] = { "new", "p", "claude", "--sandbox", "--dry-run", NULL };
 
+	long id = run_new(&te, "p", "claude", "--sandbox", NULL);
 	write_file(script, "#!/bin/sh\necho ok\n", 0755);
 	write_file(fmt("%s/settings.json", dir),
 		   "{\"statusLine\": {\"type\": \"command\", "
 		   "\"command\": \"bash ~/.claude/statusline-command.sh\"}}\n", 0600);
-	run_hqtv(&r, &te, args);
-	cr_assert_eq(r.code, 0, "%s", r.err);
-	char *ro = fmt(" --ro-bind %s %s ", script, script), *rw = fmt(" --bind %s %s ", dir, dir);
-	cr_expect(strstr(r.out, ro) != NULL, "no%s in: %s", ro, r.out);
-	cr_expect(strstr(r.out, rw) != NULL && strstr(r.out, rw) < strstr(r.out, ro), "%s", r.out);
-	run_free(&r);
-	free(ro);
-	free(rw);
+	json_t *s = show_json(id), *argv = json_object_get(s, "argv");
+	long ro = -1, rw = -1;
+	for (size_t i = 0; i + 2 < json_array_size(argv); i++) {
+		const char *a = json_string_value(json_array_get(argv, i));
+		const char *b = json_string_value(json_array_get(argv, i + 1));
+		const char *c = json_string_value(json_array_get(argv, i + 2));
+		if (strcmp(a, "--ro-bind") == 0 && strcmp(b, script) == 0 && strcmp(c, script) == 0)
+			ro = (long)i;
+		if (strcmp(a, "--bind") == 0 && strcmp(b, dir) == 0 && strcmp(c, dir) == 0)
+			rw = (long)i;
+	}
+	cr_expect(ro >= 0, "no --ro-bind of %s", script);
+	cr_expect(rw >= 0 && rw < ro, "~/.claude not writable under it");
+	json_decref(s);
 	free(script);
 	free(dir);
 }
