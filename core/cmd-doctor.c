@@ -154,21 +154,24 @@ check_db(struct report *r, const char *path)
 static void
 check_sandbox_plan(struct report *r, struct cmd_ctx *ctx, const struct harness *h)
 {
-	char tmpl[] = "/tmp/hqt-doctor-XXXXXX", *home = user_home(), *priv, *err = NULL;
+	char tmpl[] = "/tmp/hqt-doctor-XXXXXX", *home = user_home(), *root, *priv, *err = NULL;
 	char *argv[] = { "true", NULL };
-	struct hqt_binds binds = { NULL, 0 };
 	struct sandbox_policy pol;
 
-	priv = sandbox_private_home(h->name);
-	if (home == NULL || priv == NULL || mkdtemp(tmpl) == NULL) {
+	if (home == NULL || mkdtemp(tmpl) == NULL) {
 		free(home);
-		free(priv);
 		return;
 	}
-	harness_binds(h, &binds);
+	root = sandbox_state_root(h->name, tmpl);
+	if (root == NULL) {
+		rmdir(tmpl);
+		free(home);
+		return;
+	}
+	priv = xasprintf("%s/home", root);
 	sandbox_policy_init(&pol);
-	sandbox_policy_from_config(&pol, &ctx->cfg.sandbox, &binds);
-	session_add_protections(&ctx->reg, h, &pol);
+	sandbox_policy_from_config(&pol, &ctx->cfg.sandbox);
+	session_add_plugin_binds(&ctx->reg, h, &pol);
 	pol.fs_rw = true;
 	struct sandbox_input in = {
 		.policy = &pol, .argv = argv, .project = tmpl, .home = home,
@@ -183,9 +186,9 @@ check_sandbox_plan(struct report *r, struct cmd_ctx *ctx, const struct harness *
 	}
 	rmdir(tmpl);
 	sandbox_policy_free(&pol);
-	binds_clear(&binds);
 	free(home);
 	free(priv);
+	free(root);
 }
 
 static void
@@ -217,7 +220,9 @@ check_plugins(struct report *r, struct cmd_ctx *ctx, bool sandbox)
 		    xstrdup("check [plugins] load and the plugin directory"));
 	for (size_t i = 0; i < reg->nharnesses; i++) {
 		const struct harness *h = &reg->harnesses[i];
-		struct hqt_request req = { sizeof req, "/", NULL, NULL, 0, (unsigned)getuid(), 0 };
+		struct hqt_request req = {
+			.struct_size = sizeof req, .project_path = "/", .uid = (unsigned)getuid(),
+		};
 		struct hqt_cmd cmd;
 		char *name = xasprintf("harness %s", h->name), *path, *id = NULL;
 

@@ -139,6 +139,7 @@ static const struct known_key known_keys[] = {
 	{ "sandbox", "enabled", K_BOOL, offsetof(struct config, sandbox.enabled) },
 	{ "sandbox", "fs", K_FS, offsetof(struct config, sandbox.fs_rw) },
 	{ "sandbox", "net", K_BOOL, offsetof(struct config, sandbox.net) },
+	{ "sandbox", "allow_ptrace", K_BOOL, offsetof(struct config, sandbox.allow_ptrace) },
 	{ "sandbox", "ro_binds", K_PATHS, offsetof(struct config, sandbox.ro_binds) },
 	{ "sandbox", "rw_binds", K_PATHS, offsetof(struct config, sandbox.rw_binds) },
 	{ "sandbox", "env", K_ENV, offsetof(struct config, sandbox.env) },

@@ -20,6 +20,7 @@ struct sandbox_defaults {
 	bool enabled;        /* default false */
 	bool fs_rw;          /* default true (fs = rw) */
 	bool net;            /* default true */
+	bool allow_ptrace;   /* default false: the seccomp filter refuses ptrace attach */
 	struct strv ro_binds; /* ~ expanded */
 	struct strv rw_binds;
 	struct strv env;      /* variable names */

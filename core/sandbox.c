@@ -1,9 +1,11 @@
 /* sandbox.c: policy -> bwrap argv, the private home, the availability probe,
  * and the exec step of a sandboxed session (SPEC §8). */
 #include "sandbox.h"
+#include "seccomp-filter.h"
 #include "text.h"
 #include "util.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -12,6 +14,8 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +36,7 @@ sandbox_policy_init(struct sandbox_policy *p)
 {
 	p->fs_rw = true;
 	p->net = true;
+	p->allow_ptrace = false;
 	p->binds = NULL;
 	p->nbinds = 0;
 	strv_init(&p->env_names);
@@ -72,11 +77,11 @@ sandbox_policy_add_bind(struct sandbox_policy *p, const char *path, unsigned fla
 }
 
 void
-sandbox_policy_from_config(struct sandbox_policy *p, const struct sandbox_defaults *d,
-			   const struct hqt_binds *plugin_binds)
+sandbox_policy_from_config(struct sandbox_policy *p, const struct sandbox_defaults *d)
 {
 	p->fs_rw = d->fs_rw;
 	p->net = d->net;
+	p->allow_ptrace = d->allow_ptrace;
 	for (size_t i = 0; i < d->ro_binds.n; i++)
 		sandbox_policy_add_bind(p, d->ro_binds.v[i], HQT_BIND_RO);
 	for (size_t i = 0; i < d->rw_binds.n; i++)
@@ -84,16 +89,10 @@ sandbox_policy_from_config(struct sandbox_policy *p, const struct sandbox_defaul
 	for (size_t i = 0; i < d->env.n; i++)
 		if (strv_find(&p->env_names, d->env.v[i]) < 0)
 			strv_push(&p->env_names, d->env.v[i]);
-	/* What the plugin protects is added at every start instead (session.c
-	 * session_add_protections): it follows the harness's settings as they are. */
-	if (plugin_binds != NULL)
-		for (size_t i = 0; i < plugin_binds->n; i++) {
-			unsigned f = plugin_binds->v[i].flags;
-
-			if (!(f & HQT_BIND_PROJECT) &&
-			    ((f & HQT_BIND_SEED) || !(f & HQT_BIND_PROTECT)))
-				sandbox_policy_add_bind(p, plugin_binds->v[i].path, f);
-		}
+	/* The plugin's binds are added at every start instead (session.c
+	 * session_add_plugin_binds): they follow the harness's settings as
+	 * they are then, and a stored writable bind of the harness's state
+	 * would outlive the design that made it. */
 }
 
 static bool
@@ -118,6 +117,8 @@ sandbox_policy_to_json(const struct sandbox_policy *p, char **err)
 
 	json_object_set_new(o, "fs", json_string(p->fs_rw ? "rw" : "ro"));
 	json_object_set_new(o, "net", json_boolean(p->net));
+	if (p->allow_ptrace)
+		json_object_set_new(o, "ptrace", json_true());
 	for (size_t i = 0; i < p->nbinds; i++) {
 		json_t *path = json_string(p->binds[i].path);
 		unsigned f = p->binds[i].flags;
@@ -133,6 +134,8 @@ sandbox_policy_to_json(const struct sandbox_policy *p, char **err)
 		json_object_set_new(b, "protect", json_boolean(f & HQT_BIND_PROTECT));
 		if (f & HQT_BIND_PROJECT)
 			json_object_set_new(b, "project", json_true());
+		if (f & HQT_BIND_STATE)
+			json_object_set_new(b, "state", json_true());
 		json_array_append_new(binds, b);
 	}
 	for (size_t i = 0; i < p->env_names.n; i++) {
@@ -205,6 +208,12 @@ sandbox_policy_from_json(struct sandbox_policy *p, const char *text, size_t len,
 		goto fail;
 	}
 	np.net = json_is_true(v);
+	v = json_object_get(root, "ptrace");
+	if (v != NULL && !json_is_boolean(v)) {
+		set_err(err, "sandbox policy: \"ptrace\" must be true or false");
+		goto fail;
+	}
+	np.allow_ptrace = v != NULL && json_is_true(v);
 
 	v = json_object_get(root, "binds");
 	if (v != NULL && !json_is_null(v)) {
@@ -216,7 +225,7 @@ sandbox_policy_from_json(struct sandbox_policy *p, const char *text, size_t len,
 		for (size_t i = 0; i < json_array_size(v); i++) {
 			json_t *b = json_array_get(v, i), *jp = json_object_get(b, "path");
 			const char *path = json_string_value(jp);
-			bool w, s, pr, pj;
+			bool w, s, pr, pj, st;
 
 			if (!json_is_object(b) || path == NULL ||
 			    strlen(path) != json_string_length(jp) ||
@@ -227,7 +236,8 @@ sandbox_policy_from_json(struct sandbox_policy *p, const char *text, size_t len,
 			if (json_flag(b, "writable", &w, i, err) < 0 ||
 			    json_flag(b, "seed", &s, i, err) < 0 ||
 			    json_flag(b, "protect", &pr, i, err) < 0 ||
-			    json_flag(b, "project", &pj, i, err) < 0)
+			    json_flag(b, "project", &pj, i, err) < 0 ||
+			    json_flag(b, "state", &st, i, err) < 0)
 				goto fail;
 			if (pj && (path[0] == '/' || !rel_safe(path) || !pr)) {
 				set_err(err, "sandbox policy: binds[%zu] is a project path: "
@@ -241,7 +251,8 @@ sandbox_policy_from_json(struct sandbox_policy *p, const char *text, size_t len,
 			sandbox_policy_add_bind(&np, path, (w ? HQT_BIND_RW : 0) |
 							   (s ? HQT_BIND_SEED : 0) |
 							   (pr ? HQT_BIND_PROTECT : 0) |
-							   (pj ? HQT_BIND_PROJECT : 0));
+							   (pj ? HQT_BIND_PROJECT : 0) |
+							   (st ? HQT_BIND_STATE : 0));
 		}
 	}
 
@@ -459,7 +470,8 @@ fail:
 /* shared by the argv builder and sandbox_prepare so they always agree.       */
 
 struct mnt {
-	char *path;     /* source and destination: a real path */
+	char *path;     /* destination, and the source unless src is set: a real path */
+	char *src;      /* a private state directory bound at path, or NULL */
 	bool rw;
 	bool project;
 	int depth;
@@ -469,6 +481,7 @@ struct mnt {
 struct plan {
 	char *home;              /* real path of $HOME: where the private home goes */
 	char *priv;              /* the private home, resolved */
+	char *root;              /* the private state root: priv's parent */
 	char *project;           /* real */
 	char *cwd;               /* real */
 	struct mnt *mnts;        /* layered binds and the project, in mount order */
@@ -480,7 +493,8 @@ struct plan {
 	struct strv link_at, link_to;  /* every symlink met on the way to a path */
 	struct strv sym_at, sym_to;    /* recreated with --symlink */
 	struct strv home_at, home_to;  /* recreated in the private home (at: relative) */
-	struct strv mountpoints; /* relative to the private home: created by prepare */
+	struct strv mountpoints; /* relative to root (home/..., root/...): made by prepare */
+	struct strv state_mk;    /* relative to root: private state directories to make */
 	struct strv seed_src, seed_rel;
 	char *resolv_dir;        /* the directory /etc/resolv.conf points into, or NULL */
 	char *refused;           /* why the plan cannot hold, found on the way, or NULL */
@@ -491,10 +505,13 @@ plan_free(struct plan *pl)
 {
 	free(pl->home);
 	free(pl->priv);
+	free(pl->root);
 	free(pl->project);
 	free(pl->cwd);
-	for (size_t i = 0; i < pl->nmnts; i++)
+	for (size_t i = 0; i < pl->nmnts; i++) {
 		free(pl->mnts[i].path);
+		free(pl->mnts[i].src);
+	}
 	free(pl->mnts);
 	strv_clear(&pl->pins);
 	strv_clear(&pl->ro_top);
@@ -507,6 +524,7 @@ plan_free(struct plan *pl)
 	strv_clear(&pl->home_at);
 	strv_clear(&pl->home_to);
 	strv_clear(&pl->mountpoints);
+	strv_clear(&pl->state_mk);
 	strv_clear(&pl->seed_src);
 	strv_clear(&pl->seed_rel);
 	free(pl->resolv_dir);
@@ -517,17 +535,17 @@ plan_free(struct plan *pl)
 /* Top-level directories that are links into /usr on merged-/usr systems
  * and real directories elsewhere; either way they look as on the host. */
 static const char *const sys_top[] = { "/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32" };
-/* Bound read-only when present. */
-static const char *const sys_ro[] = { "/usr", "/etc", "/opt" };
-
+/*
+ * Visible whole inside.  /etc is not: only the names in etc_allow are
+ * (push_etc), and /opt only as far as a harness's install tree lies in it.
+ */
 static bool
 is_system_path(const char *p)
 {
 	struct stat st;
 
-	for (size_t i = 0; i < ARRAY_SIZE(sys_ro); i++)
-		if (path_under(p, sys_ro[i]))
-			return true;
+	if (path_under(p, "/usr"))
+		return true;
 	for (size_t i = 0; i < ARRAY_SIZE(sys_top); i++)
 		if (path_under(p, sys_top[i]) && lstat(sys_top[i], &st) == 0)
 			return true;
@@ -538,7 +556,7 @@ static void
 plan_add_mnt(struct plan *pl, char *path, bool rw, bool project)
 {
 	pl->mnts = xreallocarray(pl->mnts, pl->nmnts + 1, sizeof *pl->mnts);
-	pl->mnts[pl->nmnts] = (struct mnt){ path, rw, project, path_depth(path), pl->nmnts };
+	pl->mnts[pl->nmnts] = (struct mnt){ path, NULL, rw, project, path_depth(path), pl->nmnts };
 	pl->nmnts++;
 }
 
@@ -610,6 +628,56 @@ protect_path(struct plan *pl, const char *path)
 	push_unique(&pl->ro_top, path);
 }
 
+static void __attribute__((format(printf, 2, 3)))
+push_unique_f(struct strv *sv, const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		abort();
+	va_end(ap);
+	push_unique(sv, s);
+	free(s);
+}
+
+/*
+ * A harness's state directory (HQT_BIND_STATE): the session's own, never
+ * the host's.  Under $HOME it is a directory of the private home; elsewhere
+ * (a CODEX_HOME outside it) a directory of the private state bound there.
+ * Either way prepare makes it, and the host's directory is not shown.
+ */
+static int
+plan_state(struct plan *pl, const char *path, char **err)
+{
+	char *real = walk_links(path, &pl->link_at, &pl->link_to);
+
+	if (real == NULL)
+		real = resolve_path(path);
+	bool in_home = real != NULL && path_under(real, pl->home) && strcmp(real, pl->home) != 0;
+
+	if (real == NULL || path_under(pl->home, real) ||
+	    (!in_home && (is_system_path(real) || path_under(real, "/etc") ||
+			  path_under(real, "/proc") || path_under(real, "/dev"))) ||
+	    path_under(real, pl->project) || path_under(pl->project, real) ||
+	    path_under(real, pl->root) || path_under(pl->root, real)) {
+		set_err(err, "sandbox: state directory '%s' cannot be made private (it holds "
+			"or lies in the home, the project or a system directory)", path);
+		free(real);
+		return -1;
+	}
+	if (in_home) {
+		push_unique_f(&pl->state_mk, "%s%s", path_basename(pl->priv), real + strlen(pl->home));
+		free(real);
+		return 0;
+	}
+	plan_add_mnt(pl, real, true, false);
+	pl->mnts[pl->nmnts - 1].src = xasprintf("%s/root%s", pl->root, real);
+	push_unique_f(&pl->state_mk, "root%s", real);
+	return 0;
+}
+
 struct hooks_path {
 	char *value;
 };
@@ -652,78 +720,6 @@ done:
 	return out;
 }
 
-/* Protect an existing file or directory, or a hooks directory that prepare
- * will create (git creates it on init anyway). */
-static void
-git_protect(struct plan *pl, const char *dir, const char *name, bool create_dir)
-{
-	char *p = path_join(dir, name);
-	struct stat st;
-
-	if (lstat(p, &st) == 0) {
-		if (S_ISLNK(st.st_mode)) {
-			/* Its target can be made read-only; the link itself, in a
-			 * writable git directory, could be replaced. */
-			if (pl->refused == NULL)
-				pl->refused = xasprintf("sandbox: '%s' is a symbolic link in the "
-							"writable project, so the session could put "
-							"hooks of its own in its place: make it a real "
-							"directory or file, or use --fs ro", p);
-		} else {
-			protect_path(pl, p);
-		}
-	} else if (errno == ENOENT && create_dir) {
-		push_unique(&pl->mk_dirs, p);
-		protect_path(pl, p);
-	}
-	free(p);
-}
-
-static void git_protect_gitdir(struct plan *pl, const char *gitdir, int depth);
-
-/* Submodule git directories under dir (modules/<name>, names may nest). */
-static void
-git_walk_modules(struct plan *pl, const char *dir, int depth)
-{
-	DIR *d;
-	struct dirent *de;
-
-	if (depth >= 4 || (d = opendir(dir)) == NULL)
-		return;
-	while ((de = readdir(d)) != NULL) {
-		char *sub, *cfg;
-		struct stat st;
-
-		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-			continue;
-		sub = path_join(dir, de->d_name);
-		cfg = path_join(sub, "config");
-		if (lstat(sub, &st) == 0 && S_ISDIR(st.st_mode)) {
-			if (lstat(cfg, &st) == 0)
-				git_protect_gitdir(pl, sub, depth + 1);
-			else
-				git_walk_modules(pl, sub, depth + 1);
-		}
-		free(cfg);
-		free(sub);
-	}
-	closedir(d);
-}
-
-/* A git directory's own hooks and config, and those of its submodules. */
-static void
-git_protect_gitdir(struct plan *pl, const char *gitdir, int depth)
-{
-	char *modules = path_join(gitdir, "modules");
-
-	git_protect(pl, gitdir, "hooks", true);
-	git_protect(pl, gitdir, "config", false);
-	git_protect(pl, gitdir, "config.worktree", false);
-	git_protect(pl, gitdir, "commondir", false);
-	git_walk_modules(pl, modules, depth);
-	free(modules);
-}
-
 /* Read a small "gitdir: X" / commondir file; the path it names, resolved
  * against base, or NULL. */
 static char *
@@ -753,13 +749,33 @@ plan_git(struct plan *pl, bool fs_rw, const char *home)
 	char *dotgit = path_join(pl->project, ".git");
 	struct stat st;
 
-	if (lstat(dotgit, &st) != 0)
+	if (lstat(dotgit, &st) != 0) {
+		/*
+		 * No repository here: a session must not make one (`git init`
+		 * with a core.fsmonitor that the user's next `git status` runs).
+		 * An empty directory is no repository to git, which looks
+		 * further up past it; read-only, it cannot become one.  Where we
+		 * cannot make it, neither can the session.
+		 */
+		if (fs_rw && errno == ENOENT && access(pl->project, W_OK) == 0) {
+			push_unique(&pl->mk_dirs, dotgit);
+			protect_path(pl, dotgit);
+		}
 		goto out;
+	}
 	if (S_ISDIR(st.st_mode)) {
 		if (fs_rw) {
 			char *cfg = path_join(dotgit, "config");
 			char *hp = git_hooks_path(cfg, pl->project, home);
-			git_protect_gitdir(pl, dotgit, 0);
+			/*
+			 * The whole git directory, read-only: everything git
+			 * reads as configuration, hooks or the place of other
+			 * git directories lives in it (config, commondir,
+			 * worktrees/, modules/, info/, hooks/, the index with
+			 * its skip-worktree bits), and a list of those names
+			 * would miss the next one.  Commits happen outside.
+			 */
+			protect_path(pl, dotgit);
 			if (hp != NULL) {
 				char *r = resolve_path(hp);
 				if (r != NULL && path_under(r, pl->project) && !path_under(pl->project, r)) {
@@ -863,6 +879,17 @@ plan_exe(struct plan *pl, const char *exe, char **err)
 	if (is_link && rdir != NULL && strcmp(path_basename(rdir), "bin") == 0) {
 		cand = path_dirname(rdir);
 		if (path_under(real, cand) && prefix_ok(pl, cand))
+			prefix = cand, cand = NULL;
+	}
+	if (prefix == NULL) {
+		/* An npm package (a local node_modules/.bin link, say): its
+		 * native binary is a sibling package, so the whole tree. */
+		const char *nm = strstr(real, "/node_modules/");
+
+		free(cand);
+		cand = nm != NULL ? xstrndup(real, (size_t)(nm - real) + strlen("/node_modules"))
+				  : NULL;
+		if (cand != NULL && prefix_ok(pl, cand))
 			prefix = cand, cand = NULL;
 	}
 	if (prefix == NULL) {
@@ -975,31 +1002,6 @@ out:
 	return rc;
 }
 
-/*
- * Is the protected path (its first len bytes) a link whose directory a
- * writable bind shows?  Its target can be made read-only, the link itself
- * cannot (a mount lands on what a link points to), so a session could
- * unlink it and write its own file there: a dotfile manager's link to
- * settings.json, say.  Only the last component counts: links above it
- * resolve to the real directories that are bound.
- */
-static bool
-replaceable_link(const struct plan *pl, const char *path, size_t len)
-{
-	char *p = xstrndup(path, len), *parent = path_dirname(p), *rparent;
-	const struct mnt *m = NULL;
-	struct stat st;
-
-	if (lstat(p, &st) == 0 && S_ISLNK(st.st_mode) &&
-	    (rparent = realpath(parent, NULL)) != NULL) {
-		m = plan_cover(pl, rparent);
-		free(rparent);
-	}
-	free(parent);
-	free(p);
-	return m != NULL && m->rw;
-}
-
 static int
 plan_build(const struct sandbox_input *in, struct plan *pl, char **err)
 {
@@ -1028,6 +1030,12 @@ plan_build(const struct sandbox_input *in, struct plan *pl, char **err)
 	}
 	if (path_under(pl->home, pl->priv)) {
 		set_err(err, "sandbox: the private home '%s' contains the home directory", pl->priv);
+		goto fail;
+	}
+	pl->root = path_dirname(pl->priv);
+	if (strcmp(pl->root, "/") == 0 || path_under(pl->home, pl->root)) {
+		set_err(err, "sandbox: the private state '%s' contains the home directory",
+			pl->root);
 		goto fail;
 	}
 
@@ -1064,13 +1072,27 @@ plan_build(const struct sandbox_input *in, struct plan *pl, char **err)
 				b->path != NULL ? b->path : "");
 			goto fail;
 		}
-		if (b->flags & (HQT_BIND_SEED | HQT_BIND_PROTECT))
+		if (b->flags & HQT_BIND_SEED)
 			continue;
-		real = walk_links(b->path, &pl->link_at, &pl->link_to);
+		if (b->flags & HQT_BIND_STATE) {
+			if (plan_state(pl, b->path, err) < 0)
+				goto fail;
+			continue;
+		}
+		{
+			/* "~/.claude/agents/" names the directory */
+			size_t n = strlen(b->path);
+			char *trimmed = xstrndup(b->path, n);
+
+			while (n > 1 && trimmed[n - 1] == '/')
+				trimmed[--n] = '\0';
+			real = walk_links(trimmed, &pl->link_at, &pl->link_to);
+			free(trimmed);
+		}
 		if (real == NULL)
 			continue; /* a missing source is skipped */
 		if (strcmp(real, "/") == 0 || path_under(pl->home, real) ||
-		    path_under(pl->priv, real)) {
+		    path_under(pl->root, real) || path_under(real, pl->root)) {
 			set_err(err, "sandbox: bind '%s' would expose the whole home directory "
 				"or filesystem", b->path);
 			free(real);
@@ -1082,12 +1104,14 @@ plan_build(const struct sandbox_input *in, struct plan *pl, char **err)
 			free(real);
 			goto fail;
 		}
-		plan_add_mnt(pl, real, (b->flags & HQT_BIND_RW) != 0, false);
+		/* PROTECT outside the project: the host's file, read-only. */
+		plan_add_mnt(pl, real, (b->flags & (HQT_BIND_RW | HQT_BIND_PROTECT)) == HQT_BIND_RW,
+			     false);
 	}
 	plan_add_mnt(pl, xstrdup(pl->project), pol->fs_rw, true);
 	qsort(pl->mnts, pl->nmnts, sizeof *pl->mnts, mnt_cmp);
 
-	/* Read-only on top: git's executable settings, then PROTECT paths. */
+	/* Read-only on top: the git directory, then every harness's project files. */
 	plan_git(pl, pol->fs_rw, in->home);
 	if (pl->refused != NULL) {
 		set_err(err, "%s", pl->refused);
@@ -1095,48 +1119,10 @@ plan_build(const struct sandbox_input *in, struct plan *pl, char **err)
 	}
 	for (size_t i = 0; i < pol->nbinds; i++) {
 		const struct bind *b = &pol->binds[i];
-		size_t n = strlen(b->path);
-		bool want_dir = n > 1 && b->path[n - 1] == '/';
-		char *real;
 
-		if (!(b->flags & HQT_BIND_PROTECT) || (b->flags & HQT_BIND_SEED))
-			continue;
-		if (b->flags & HQT_BIND_PROJECT) {
-			if (pol->fs_rw && plan_project_file(pl, b->path, err) < 0)
-				goto fail;
-			continue;
-		}
-		if (replaceable_link(pl, b->path, want_dir ? n - 1 : n)) {
-			set_err(err, "sandbox: '%s' is a symbolic link in a directory the session "
-				"may write, so the session could put a file of its own in its place: "
-				"make it a real file or directory (a copy of what it points to)",
-				b->path);
+		if ((b->flags & HQT_BIND_PROJECT) && pol->fs_rw &&
+		    plan_project_file(pl, b->path, err) < 0)
 			goto fail;
-		}
-		real = walk_links(b->path, &pl->link_at, &pl->link_to);
-		if (real != NULL) {
-			protect_path(pl, real);
-			free(real);
-			continue;
-		}
-		if (errno == ENOENT) {
-			/* Missing: if a writable bind holds its parent, a session
-			 * could plant it; prepare creates a harmless one first. */
-			char *trimmed = xstrndup(b->path, want_dir ? n - 1 : n);
-			char *parent = path_dirname(trimmed);
-			char *rparent = realpath(parent, NULL);
-			const struct mnt *m = rparent != NULL ? plan_cover(pl, rparent) : NULL;
-
-			if (m != NULL && m->rw && path_basename(trimmed)[0] != '\0') {
-				char *dest = path_join(rparent, path_basename(trimmed));
-				push_unique(want_dir ? &pl->mk_dirs : &pl->mk_files, dest);
-				protect_path(pl, dest);
-				free(dest);
-			}
-			free(rparent);
-			free(parent);
-			free(trimmed);
-		}
 	}
 	if (in->exe != NULL && plan_exe(pl, in->exe, err) < 0)
 		goto fail;
@@ -1177,7 +1163,7 @@ plan_build(const struct sandbox_input *in, struct plan *pl, char **err)
 	}
 
 	/*
-	 * Mount points that fall in the private home are created by prepare,
+	 * Mount points that fall in the private state are created by prepare,
 	 * walking it without following symlinks: a session can write there,
 	 * and bwrap must never be sent through a link it planted.
 	 */
@@ -1185,13 +1171,15 @@ plan_build(const struct sandbox_input *in, struct plan *pl, char **err)
 		const char *p = i < pl->nmnts ? pl->mnts[i].path : pl->ro_top.v[i - pl->nmnts];
 		const struct mnt *cover = NULL;
 
-		if (!path_under(p, pl->home) || strcmp(p, pl->home) == 0)
-			continue;
 		for (size_t j = 0; j < pl->nmnts; j++)
 			if (strcmp(pl->mnts[j].path, p) != 0 && path_under(p, pl->mnts[j].path))
 				cover = &pl->mnts[j];
-		if (cover == NULL)
-			push_unique(&pl->mountpoints, p + strlen(pl->home) + 1);
+		if (cover != NULL && cover->src != NULL)
+			push_unique_f(&pl->mountpoints, "%s%s", cover->src + strlen(pl->root) + 1,
+				      p + strlen(cover->path));
+		else if (cover == NULL && path_under(p, pl->home) && strcmp(p, pl->home) != 0)
+			push_unique_f(&pl->mountpoints, "%s%s", path_basename(pl->priv),
+				      p + strlen(pl->home));
 	}
 
 	/* Symlinks on the way to anything bound: recreate those not visible. */
@@ -1341,60 +1329,158 @@ push3(struct strv *av, const char *a, const char *b, const char *c)
 		strv_push(av, c);
 }
 
-static int
-scan_cmp(const struct dirent **a, const struct dirent **b)
-{
-	return strcmp((*a)->d_name, (*b)->d_name);
-}
+/*
+ * /etc by allowlist (SPEC §8.1): what programs need to resolve names, speak
+ * TLS, know users, time and locale, and load libraries.  Nothing else of
+ * /etc is there: a session of root maps to the owner of /etc/shadow, the
+ * ssh host keys and /etc/ssl/private, and a mask over a list of what to
+ * hide would miss what the next package installs.
+ */
+static const char *const etc_allow[] = {
+	"hosts", "host.conf", "hostname", "resolv.conf", "nsswitch.conf", "gai.conf",
+	"services", "protocols", "networks", "passwd", "group", "shells",
+	"ssl", "ca-certificates", "ca-certificates.conf", "pki", "crypto-policies",
+	"localtime", "timezone", "ld.so.cache", "ld.so.conf", "ld.so.conf.d",
+	"alternatives", "locale.alias", "locale.conf", "default", "mime.types", "magic",
+	"inputrc", "terminfo", "bash.bashrc", "profile", "environment", "gitconfig",
+	"os-release", "lsb-release", "debian_version", "npmrc", "nodejs",
+};
 
-/* Links are never masked (their targets are, where they are in /etc);
- * skipping them here spares a stat each: /etc/alternatives is hundreds. */
+/* Entries looked at in all of /etc's allowed trees; past it, fail closed. */
+#define ETC_BUDGET 20000
+#define ETC_DEPTH  8
+
+/*
+ * Whether every entry under dir (an open directory) is for all to read:
+ * files o+r, directories o+rx; links count as readable (their targets are
+ * checked where they are bound).  -1 when the budget ran out.
+ */
 static int
-scan_keep(const struct dirent *d)
+etc_all_readable(int dfd, int depth, int *budget)
 {
-	return d->d_type != DT_LNK && strcmp(d->d_name, ".") != 0 && strcmp(d->d_name, "..") != 0;
+	DIR *d = fdopendir(dfd);
+	struct dirent *de;
+	int ok = 1;
+
+	if (d == NULL) {
+		close(dfd);
+		return 0;
+	}
+	while (ok == 1 && (de = readdir(d)) != NULL) {
+		struct stat st;
+
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (--*budget < 0) {
+			ok = -1;
+			break;
+		}
+		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+			ok = 0;
+		else if (S_ISLNK(st.st_mode))
+			continue;
+		else if (S_ISDIR(st.st_mode)) {
+			int sub;
+
+			if ((st.st_mode & (S_IROTH | S_IXOTH)) != (S_IROTH | S_IXOTH) ||
+			    depth >= ETC_DEPTH)
+				ok = 0;
+			else if ((sub = openat(dirfd(d), de->d_name,
+					       O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
+				ok = 0;
+			else
+				ok = etc_all_readable(sub, depth + 1, budget);
+		} else if (!S_ISREG(st.st_mode) || !(st.st_mode & S_IROTH)) {
+			ok = 0;
+		}
+	}
+	closedir(d);
+	return ok;
 }
 
 /*
- * /etc is bound whole, but a session of root maps to the owner of
- * /etc/shadow, the ssh host keys and /etc/ssl/private: hide what the host
- * keeps from other users (not world-readable) two levels deep.  Every
- * sandboxed start pays this walk (in the launcher), so entries are looked
- * at relative to their directory.
+ * Show path (under /etc) inside: a link as a link, a file for all to read
+ * bound read-only, a directory whole when all of it is for all to read,
+ * else made empty with its readable entries shown one by one.  -1 when the
+ * budget ran out (the caller fails closed).
  */
-static void
-push_etc_masks(struct strv *av, const char *dir, int level, int *budget)
+static int
+push_etc_entry(struct strv *av, const char *path, int depth, int *budget)
 {
-	struct dirent **names = NULL;
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	int n = fd >= 0 ? scandirat(fd, ".", &names, scan_keep, scan_cmp) : -1;
+	struct stat st;
+	char buf[PATH_MAX];
+	int fd, all;
 
-	for (int i = 0; i < n; i++) {
-		const char *nm = names[i]->d_name;
-		char *p;
-		struct stat st;
-
-		if (*budget <= 0 || fstatat(fd, nm, &st, AT_SYMLINK_NOFOLLOW) != 0)
-			goto next;
-		p = path_join(dir, nm);
-		if (S_ISREG(st.st_mode) && !(st.st_mode & S_IROTH)) {
-			push3(av, "--ro-bind", "/dev/null", p);
-			(*budget)--;
-		} else if (S_ISDIR(st.st_mode) &&
-			   (st.st_mode & (S_IROTH | S_IXOTH)) != (S_IROTH | S_IXOTH)) {
-			push3(av, "--tmpfs", p, NULL);
-			push3(av, "--remount-ro", p, NULL);
-			(*budget)--;
-		} else if (S_ISDIR(st.st_mode) && level == 0) {
-			push_etc_masks(av, p, level + 1, budget);
+	if (--*budget < 0)
+		return -1;
+	if (lstat(path, &st) != 0)
+		return 0;
+	if (S_ISLNK(st.st_mode)) {
+		ssize_t n = readlink(path, buf, sizeof buf - 1);
+		if (n > 0) {
+			buf[n] = '\0';
+			push3(av, "--symlink", buf, path);
 		}
-		free(p);
-next:
-		free(names[i]);
+		return 0;
 	}
-	free(names);
-	if (fd >= 0)
-		close(fd);
+	if (S_ISREG(st.st_mode)) {
+		if (st.st_mode & S_IROTH)
+			push3(av, "--ro-bind", path, path);
+		return 0;
+	}
+	if (!S_ISDIR(st.st_mode) || (st.st_mode & (S_IROTH | S_IXOTH)) != (S_IROTH | S_IXOTH) ||
+	    depth > ETC_DEPTH)
+		return 0;
+	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	all = etc_all_readable(fd, depth + 1, budget);
+	if (all < 0)
+		return -1;
+	if (all == 1) {
+		push3(av, "--ro-bind", path, path);
+		return 0;
+	}
+	push3(av, "--dir", path, NULL);
+	{
+		struct dirent **names = NULL;
+		int n = scandir(path, &names, NULL, alphasort), rc = 0;
+
+		for (int i = 0; i < n; i++) {
+			if (rc == 0 && strcmp(names[i]->d_name, ".") != 0 &&
+			    strcmp(names[i]->d_name, "..") != 0) {
+				char *sub = path_join(path, names[i]->d_name);
+				rc = push_etc_entry(av, sub, depth + 1, budget);
+				free(sub);
+			}
+			free(names[i]);
+		}
+		free(names);
+		return rc;
+	}
+}
+
+static int
+push_etc(struct strv *av, char **err)
+{
+	int budget = ETC_BUDGET;
+
+	/* Its own mount, so that it can be made read-only once everything in
+	 * it is in place (--remount-ro /etc, last). */
+	push3(av, "--tmpfs", "/etc", NULL);
+	for (size_t i = 0; i < ARRAY_SIZE(etc_allow); i++) {
+		char *p = path_join("/etc", etc_allow[i]);
+		int rc = push_etc_entry(av, p, 0, &budget);
+
+		free(p);
+		if (rc < 0) {
+			set_err(err, "sandbox: /etc/%s holds more than %d entries to check, so the "
+				"sandbox cannot tell what in it is private; refusing to start",
+				etc_allow[i], ETC_BUDGET);
+			return -1;
+		}
+	}
+	return 0;
 }
 
 /*
@@ -1425,12 +1511,11 @@ push_proc_covers(struct strv *av)
 			push3(av, "--ro-bind", "/dev/null", proc_masked[i]);
 }
 
-static void
-push_system(struct strv *av, const char *resolv_dir)
+static int
+push_system(struct strv *av, const char *resolv_dir, char **err)
 {
 	struct stat st;
 	char buf[PATH_MAX];
-	int budget = 256;
 
 	push3(av, "--ro-bind", "/usr", "/usr");
 	for (size_t i = 0; i < ARRAY_SIZE(sys_top); i++) {
@@ -1446,16 +1531,15 @@ push_system(struct strv *av, const char *resolv_dir)
 			push3(av, "--ro-bind", sys_top[i], sys_top[i]);
 		}
 	}
-	for (size_t i = 1; i < ARRAY_SIZE(sys_ro); i++)
-		if (stat(sys_ro[i], &st) == 0 && S_ISDIR(st.st_mode))
-			push3(av, "--ro-bind", sys_ro[i], sys_ro[i]);
-	push_etc_masks(av, "/etc", 0, &budget);
+	if (push_etc(av, err) < 0)
+		return -1;
 	push3(av, "--proc", "/proc", NULL);
 	push_proc_covers(av);
 	push3(av, "--dev", "/dev", NULL);
 	push3(av, "--tmpfs", "/tmp", NULL);
 	if (resolv_dir != NULL)
 		push3(av, "--ro-bind", resolv_dir, resolv_dir);
+	return 0;
 }
 
 static int
@@ -1520,11 +1604,15 @@ sandbox_build_argv(const struct sandbox_input *in, struct strv *out, char **err)
 	strv_push(&av, in->bwrap);
 	push_isolation(&av, in->features, in->policy->net);
 
-	push_system(&av, pl.resolv_dir);
+	if (push_system(&av, pl.resolv_dir, err) < 0) {
+		strv_clear(&av);
+		plan_free(&pl);
+		return -1;
+	}
 	push3(&av, "--bind", pl.priv, pl.home);
 	for (size_t i = 0; i < pl.nmnts; i++)
-		push3(&av, pl.mnts[i].rw ? "--bind" : "--ro-bind", pl.mnts[i].path,
-		      pl.mnts[i].path);
+		push3(&av, pl.mnts[i].rw ? "--bind" : "--ro-bind",
+		      pl.mnts[i].src != NULL ? pl.mnts[i].src : pl.mnts[i].path, pl.mnts[i].path);
 	for (size_t i = 0; i < pl.pins.n; i++)
 		push3(&av, "--bind", pl.pins.v[i], pl.pins.v[i]);
 	for (size_t i = 0; i < pl.ro_top.n; i++)
@@ -1532,7 +1620,12 @@ sandbox_build_argv(const struct sandbox_input *in, struct strv *out, char **err)
 	for (size_t i = 0; i < pl.sym_at.n; i++)
 		push3(&av, "--symlink", pl.sym_to.v[i], pl.sym_at.v[i]);
 
+	push3(&av, "--remount-ro", "/etc", NULL);
 	push3(&av, "--chdir", pl.cwd, NULL);
+	if (in->info_fd > 2) {
+		snprintf(fdbuf, sizeof fdbuf, "%d", in->info_fd);
+		push3(&av, "--info-fd", fdbuf, NULL);
+	}
 	snprintf(fdbuf, sizeof fdbuf, "%d", in->seccomp_fd);
 	push3(&av, "--seccomp", fdbuf, NULL);
 	strv_push(&av, "--");
@@ -1633,7 +1726,7 @@ copy_fd(int from, int to)
 static int
 prepare_private(const struct plan *pl, char **err)
 {
-	int root, fd, rc = -1;
+	int root, top, fd, rc = -1;
 	const char *base;
 	struct stat st;
 
@@ -1642,27 +1735,46 @@ prepare_private(const struct plan *pl, char **err)
 			strerror(errno));
 		return -1;
 	}
+	/* The state root is hqt's, and no session sees it whole: 0700. */
+	top = open(pl->root, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	root = open(pl->priv, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (root < 0 || chmod(pl->priv, 0700) < 0) {
+	if (top < 0 || root < 0 || chmod(pl->root, 0700) < 0 || chmod(pl->priv, 0700) < 0) {
 		set_err(err, "sandbox: cannot open the private home '%s': %s", pl->priv,
 			strerror(errno));
 		if (root >= 0)
 			close(root);
+		if (top >= 0)
+			close(top);
 		return -1;
+	}
+
+	for (size_t i = 0; i < pl->state_mk.n; i++) {
+		fd = open_below(top, pl->state_mk.v[i], true);
+		if (fd < 0) {
+			set_err(err, "sandbox: cannot make the private state directory '%s/%s': %s "
+				"(a symlink left there by a sandboxed session?)", pl->root,
+				pl->state_mk.v[i], strerror(errno));
+			goto out;
+		}
+		close(fd);
 	}
 
 	for (size_t i = 0; i < pl->mountpoints.n; i++) {
 		const char *rel = pl->mountpoints.v[i];
-		char *host = path_join(pl->home, rel);
+		/* <home>/x is $HOME/x on the host, root/x is /x. */
+		const char *hb = path_basename(pl->priv);
+		size_t hn = strlen(hb);
+		char *host = strncmp(rel, hb, hn) == 0 && rel[hn] == '/' ? path_join(pl->home, rel + hn + 1)
+									 : xasprintf("%s", rel + 4);
 		bool dir = stat(host, &st) != 0 || S_ISDIR(st.st_mode);
 
 		free(host);
 		if (dir) {
-			fd = open_below(root, rel, true);
+			fd = open_below(top, rel, true);
 		} else {
 			/* An empty file, or the regular file already there: never
 			 * open what a session left (a FIFO would block us). */
-			fd = open_parent(root, rel, &base);
+			fd = open_parent(top, rel, &base);
 			if (fd >= 0 && fstatat(fd, base, &st, AT_SYMLINK_NOFOLLOW) == 0) {
 				if (!S_ISREG(st.st_mode)) {
 					close(fd);
@@ -1683,8 +1795,9 @@ prepare_private(const struct plan *pl, char **err)
 			}
 		}
 		if (fd < 0) {
-			set_err(err, "sandbox: private home: cannot make a mount point at ~/%s: %s "
-				"(a symlink left there by a sandboxed session?)", rel, strerror(errno));
+			set_err(err, "sandbox: private state: cannot make a mount point at %s/%s: %s "
+				"(a symlink left there by a sandboxed session?)", pl->root, rel,
+				strerror(errno));
 			goto out;
 		}
 		close(fd);
@@ -1763,6 +1876,7 @@ link_fail:
 	rc = 0;
 out:
 	close(root);
+	close(top);
 	return rc;
 }
 
@@ -2365,12 +2479,17 @@ probe_run(const char *bwrap, struct sandbox_probe *out)
 	push_isolation(&av, out->features, false);
 	strv_push(&av, "--clearenv");
 	push3(&av, "--setenv", "PATH", "/usr/bin:/bin");
-	push_system(&av, NULL);
+	if (push_system(&av, NULL, &err) < 0) {
+		out->reason = xstrdup(err);
+		out->fix = xstrdup("report this /etc to hqt's maintainers");
+		goto out;
+	}
+	push3(&av, "--remount-ro", "/etc", NULL);
 	push3(&av, "--chdir", "/", NULL);
 	push3(&av, "--seccomp", "3", NULL);
 	strv_push(&av, "--");
 	strv_take(&av, tru);
-	fd = sandbox_seccomp_fd(&err);
+	fd = sandbox_seccomp_fd(0, &err);
 	if (fd < 0) {
 		out->reason = xstrdup(err);
 		out->fix = xstrdup("a kernel and libseccomp with seccomp filter support are needed");
@@ -2456,6 +2575,7 @@ probe_into(const struct sandbox_input *in, struct sandbox_input *x, struct sandb
 	x->bwrap = pr->bwrap;
 	x->features = pr->features;
 	x->seccomp_fd = SANDBOX_SECCOMP_FD;
+	x->info_fd = SANDBOX_INFO_FD;
 	return 0;
 }
 
@@ -2485,34 +2605,151 @@ sandbox_build_env(const struct sandbox_input *in, struct strv *envp, char **err)
 	return rc < 0 ? -1 : 0;
 }
 
-int
-sandbox_exec(const struct sandbox_input *in, char **err)
+/* The sandbox's init, from bwrap's --info-fd: {"child-pid": N, ...}. */
+static pid_t
+read_child_pid(int fd)
 {
+	char buf[4096];
+	size_t len = 0;
+	ssize_t n;
+	json_t *o;
+	pid_t pid = -1;
+
+	while (len < sizeof buf - 1 && (n = read(fd, buf + len, sizeof buf - 1 - len)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			break;
+		len += (size_t)n;
+	}
+	o = json_loadb(buf, len, JSON_DISABLE_EOF_CHECK, NULL);
+	if (json_is_integer(json_object_get(o, "child-pid")))
+		pid = (pid_t)json_integer_value(json_object_get(o, "child-pid"));
+	json_decref(o);
+	return pid;
+}
+
+static void
+kill_init(int pidfd, pid_t init)
+{
+	if (pidfd >= 0)
+		(void)syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+	else if (init > 1)
+		(void)kill(init, SIGKILL);
+}
+
+/*
+ * The supervisor (SPEC §8.8): bwrap runs as our child; we know its init
+ * (pid 1 of the sandbox, whose death takes every process in the sandbox
+ * with it) and kill it when bwrap ends, when the pane hangs up, or when
+ * hqt kill/rm ends the window (SIGHUP or SIGTERM), whatever the agent did
+ * to bwrap's own --die-with-parent inside.  We leave with bwrap's status.
+ */
+static void __attribute__((noreturn))
+supervise(pid_t bwrap, int info_fd, const sigset_t *waited)
+{
+	pid_t init = read_child_pid(info_fd);
+	int pidfd = init > 1 ? (int)syscall(SYS_pidfd_open, init, 0) : -1, status = 0;
+
+	close(info_fd);
+	for (;;) {
+		siginfo_t si;
+		pid_t r = waitpid(bwrap, &status, WNOHANG);
+
+		if (r == bwrap)
+			break;
+		if (r < 0 && errno != EINTR)
+			break;
+		if (sigwaitinfo(waited, &si) < 0)
+			continue;
+		if (si.si_signo == SIGHUP || si.si_signo == SIGTERM) {
+			kill_init(pidfd, init);
+			(void)kill(bwrap, SIGKILL);
+		}
+		/* SIGINT, SIGQUIT: the harness's (same process group); SIGCHLD:
+		 * look again. */
+	}
+	kill_init(pidfd, init);
+	if (WIFSIGNALED(status)) {
+		signal(WTERMSIG(status), SIG_DFL);
+		sigprocmask(SIG_UNBLOCK, waited, NULL);
+		raise(WTERMSIG(status));
+	}
+	_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 1);
+}
+
+int
+sandbox_exec(const struct sandbox_input *in, int ready_fd, char **err)
+{
+	static const int sigs[] = { SIGHUP, SIGTERM, SIGINT, SIGQUIT, SIGCHLD };
 	struct sandbox_probe pr;
 	struct sandbox_input x;
 	struct strv av = STRV_INIT, envp = STRV_INIT;
-	int fd, e;
+	int fd = -1, info[2] = { -1, -1 }, e, maxfd = max_fd();
+	sigset_t waited, old;
+	pid_t pid;
 
 	if (probe_into(in, &x, &pr, err) < 0)
 		goto fail;
 	if (sandbox_prepare(&x, err) < 0 || sandbox_build_argv(&x, &av, err) < 0 ||
 	    sandbox_build_env(&x, &envp, err) < 0)
 		goto fail;
-	fd = sandbox_seccomp_fd(err);
+	fd = sandbox_seccomp_fd(in->policy->allow_ptrace ? SECCOMP_ALLOW_PTRACE : 0, err);
 	if (fd < 0)
 		goto fail;
-	reset_signals();
-	if (arrange_fds(fd, max_fd(), true) < 0) {
-		set_err(err, "sandbox: cannot pass the seccomp program: %s", strerror(errno));
+	if (pipe2(info, O_CLOEXEC) < 0) {
+		set_err(err, "sandbox: cannot make the info pipe: %s", strerror(errno));
 		goto fail;
 	}
-	/* bwrap gets the harness's environment and nothing else; it passes
-	 * its own environment to the sandboxed command. */
-	execve(av.v[0], av.v, strv_v(&envp));
-	e = errno;
-	close(SANDBOX_SECCOMP_FD);
-	set_err(err, "sandbox: cannot run %s: %s", av.v[0], strerror(e));
+	sigemptyset(&waited);
+	for (size_t i = 0; i < ARRAY_SIZE(sigs); i++)
+		sigaddset(&waited, sigs[i]);
+	sigprocmask(SIG_BLOCK, &waited, &old);
+	pid = fork();
+	if (pid < 0) {
+		set_err(err, "sandbox: cannot fork: %s", strerror(errno));
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		goto fail;
+	}
+	if (pid == 0) {
+		/* The child: bwrap with the filter at 3 and the info pipe at 4,
+		 * nothing else above 2 once it runs. */
+		int s2, i2;
+
+		reset_signals();
+		/* Out of the way first: either may sit at 3 or 4 now.  dup2
+		 * leaves the copies inheritable. */
+		s2 = fcntl(fd, F_DUPFD_CLOEXEC, 10);
+		i2 = fcntl(info[1], F_DUPFD_CLOEXEC, 10);
+		if (s2 >= 0 && i2 >= 0 && dup2(s2, SANDBOX_SECCOMP_FD) >= 0 &&
+		    dup2(i2, SANDBOX_INFO_FD) >= 0) {
+			close_from(SANDBOX_INFO_FD + 1, maxfd, true);
+			execve(av.v[0], av.v, strv_v(&envp));
+		}
+		e = errno;
+		if (ready_fd >= 0)
+			dprintf(ready_fd, "sandbox: cannot run %s: %s", av.v[0], strerror(e));
+		dprintf(2, "hqt: sandbox: cannot run %s: %s\n", av.v[0], strerror(e));
+		_exit(127);
+	}
+	/* The supervisor.  `hqt new` learns of the start (or of the child's
+	 * error) once the child's copy of ready_fd closes. */
+	if (ready_fd >= 0)
+		close(ready_fd);
+	close(fd);
+	close(info[1]);
+	/* Ctrl-Z reaches the whole process group; the supervisor stays up. */
+	signal(SIGTSTP, SIG_IGN);
+	signal(SIGTTIN, SIG_IGN);
+	signal(SIGTTOU, SIG_IGN);
+	supervise(pid, info[0], &waited);
 fail:
+	if (info[0] >= 0)
+		close(info[0]);
+	if (info[1] >= 0)
+		close(info[1]);
+	if (fd >= 0)
+		close(fd);
 	strv_clear(&av);
 	strv_clear(&envp);
 	sandbox_probe_clear(&pr);
@@ -2522,19 +2759,55 @@ fail:
 /* ------------------------------------------------------------------------ */
 /* Small helpers                                                            */
 
-char *
-sandbox_private_home(const char *harness)
+/* A directory name from the project's: its last component, plain bytes only. */
+static void
+project_slug(const char *real, char *out, size_t len)
 {
-	char *data, *out;
+	const char *base = path_basename(real);
+	size_t n = 0;
 
-	if (!valid_name(harness))
+	for (; *base != '\0' && n + 1 < len; base++)
+	{
+		bool plain = isalnum((unsigned char)*base) || *base == '-' || *base == '_' ||
+			     (*base == '.' && n > 0);
+		out[n] = plain ? *base : '_';
+		n++;
+	}
+	if (n == 0)
+		out[n++] = '_';
+	out[n] = '\0';
+}
+
+char *
+sandbox_state_root(const char *harness, const char *project)
+{
+	char *data, *real, *out, slug[33];
+	uint64_t h = 14695981039346656037ull; /* FNV-1a 64 */
+
+	if (!valid_name(harness) || project == NULL || project[0] != '/')
 		return NULL;
 	data = xdg_data_home();
 	if (data == NULL)
 		return NULL;
-	out = xasprintf("%s/hqt/homes/%s", data, harness);
+	real = realpath(project, NULL);
+	if (real == NULL)
+		real = xstrdup(project);
+	for (const char *c = real; *c != '\0'; c++)
+		h = (h ^ (unsigned char)*c) * 1099511628211ull;
+	project_slug(real, slug, sizeof slug);
+	out = xasprintf("%s/hqt/sandbox/%s/%s-%016llx", data, harness, slug,
+			(unsigned long long)h);
+	free(real);
 	free(data);
 	return out;
+}
+
+char *
+sandbox_state_path(const char *root, const char *home, const char *path)
+{
+	if (path_under(path, home) && strcmp(home, "/") != 0)
+		return xasprintf("%s/home%s", root, path + strlen(home));
+	return xasprintf("%s/root%s", root, path);
 }
 
 int

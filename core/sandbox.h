@@ -14,20 +14,23 @@
  * The policy a session runs under; stored as sessions.sandbox_json and
  * re-applied on every resume and respawn.  It owns its strings.
  *
- * binds holds the plugin's binds and [sandbox] ro_binds/rw_binds, each an
- * absolute host path with HQT_BIND_RO/RW/SEED/PROTECT flags:
- *   RO, RW   bound at its real path, read-only or writable;
- *   SEED     a file under $HOME copied once into the private home (never bound);
- *   PROTECT  bound read-only on top of whatever writable bind holds it;
+ * Stored: fs, net, ptrace, [sandbox] ro_binds/rw_binds and env.  Added at
+ * every start from the plugins as they are then, never stored
+ * (session_add_plugin_binds): the harness's binds, each an absolute host
+ * path with HQT_BIND_* flags:
+ *   STATE    a private, writable directory at that path (never the host's);
+ *   RO       the host's path, read-only (on top of the private state);
+ *   PROTECT  outside the project: as RO;
+ *   RW       the host's path, writable (a plugin's: one login file);
+ *   SEED     a file under $HOME copied once into the private home;
  * and the project names of every loaded harness (PROJECT|PROTECT, the path
  * relative to the project, "/" ending a directory): read-only with fs = rw.
- * PROTECT and project binds are added at every start (session.c), not
- * stored.
  * env_names are [sandbox] env: host variables passed in by name.
  */
 struct sandbox_policy {
 	bool fs_rw;              /* the project writable (fs = rw) */
 	bool net;                /* the host network (true) or only lo (false) */
+	bool allow_ptrace;       /* [sandbox] allow_ptrace: the filter lets ptrace attach */
 	struct bind *binds;
 	size_t nbinds;
 	struct strv env_names;
@@ -42,16 +45,15 @@ void sandbox_policy_free(struct sandbox_policy *p);  /* accepts NULL */
  * SANDBOX_MAX_BINDS, are dropped. */
 void sandbox_policy_add_bind(struct sandbox_policy *p, const char *path, unsigned flags);
 /*
- * The policy of a new session: fs, net, ro_binds, rw_binds and env from the
- * [sandbox] defaults, then the plugin's binds but what it protects (added
- * at every start, session.c).  The caller applies --fs/--net.
+ * The policy of a new session: fs, net, allow_ptrace, ro_binds, rw_binds
+ * and env from the [sandbox] defaults.  The caller applies --fs/--net.
  */
-void sandbox_policy_from_config(struct sandbox_policy *p, const struct sandbox_defaults *d,
-				const struct hqt_binds *plugin_binds);
+void sandbox_policy_from_config(struct sandbox_policy *p, const struct sandbox_defaults *d);
 
 /*
  * {"fs":"rw","net":true,"binds":[{"path":"/x","writable":true,"seed":false,
- *  "protect":false}],"env":["NAME"]}.  Malloc'd, compact, keys in that order;
+ *  "protect":false}],"env":["NAME"]}, with "ptrace":true when allowed and
+ * "project"/"state":true on such binds.  Malloc'd, compact, keys in that order;
  * NULL with *err when a string is not valid UTF-8 (JSON cannot hold it).
  */
 char *sandbox_policy_to_json(const struct sandbox_policy *p, char **err);
@@ -84,6 +86,8 @@ int sandbox_policy_from_json(struct sandbox_policy *p, const char *json, size_t 
 
 /* The descriptor number bwrap reads the seccomp program from. */
 #define SANDBOX_SECCOMP_FD 3
+/* The descriptor bwrap writes the sandbox's init pid to (--info-fd). */
+#define SANDBOX_INFO_FD 4
 
 /* Everything the argv builder needs.  All borrowed. */
 struct sandbox_input {
@@ -93,7 +97,7 @@ struct sandbox_input {
 	const char *cwd;        /* the plugin's cwd; NULL: the project */
 	const char *project;    /* absolute project path */
 	const char *home;       /* the user's real $HOME */
-	const char *private_home; /* sandbox_private_home(harness) */
+	const char *private_home; /* <sandbox_state_root(harness, project)>/home */
 	const char *exe;        /* argv[0] as found on the host PATH (sandbox_find_exe),
 				 * symlinks unresolved; NULL: nothing to bind */
 	char *const *host_env;  /* the environment the allowlist is drawn from */
@@ -101,6 +105,7 @@ struct sandbox_input {
 	const char *bwrap;      /* absolute path of bwrap */
 	unsigned features;      /* SANDBOX_F_* */
 	int seccomp_fd;         /* SANDBOX_SECCOMP_FD */
+	int info_fd;            /* SANDBOX_INFO_FD; 0: no --info-fd */
 };
 
 /*
@@ -172,22 +177,31 @@ int sandbox_check(const struct sandbox_input *in, char **err);
 int sandbox_command(const struct sandbox_input *in, struct strv *out, char **err);
 
 /*
- * Run in's command in the sandbox: probe, sandbox_prepare, build the argv,
- * export the seccomp program to SANDBOX_SECCOMP_FD, mark every other
- * descriptor above 2 close-on-exec (close_range CLOSE_RANGE_CLOEXEC), reset
- * signal dispositions and the mask, and execve bwrap with an empty
- * environment.  Never returns on success.  On any failure returns -1 with
- * *err and has run nothing; descriptor 3 and the signal dispositions may
- * have changed, so the caller should only report and exit.
+ * Run in's command in the sandbox and supervise it: probe, sandbox_prepare,
+ * build the argv, export the seccomp program, then fork bwrap (the filter
+ * at SANDBOX_SECCOMP_FD, --info-fd SANDBOX_INFO_FD, every other
+ * descriptor above 2 closed, default signals, exactly the allowlisted
+ * environment) and stay as its supervisor: the sandbox's init is killed
+ * when bwrap ends, on SIGHUP (the pane went) and on SIGTERM, so no process
+ * of the sandbox outlives it.  ready_fd (or -1) is closed once bwrap is
+ * started, or gets the error of a start that failed.  Never returns once
+ * bwrap was forked: the process exits with bwrap's status.  On a failure
+ * before that returns -1 with *err and has run nothing.
  */
-int sandbox_exec(const struct sandbox_input *in, char **err);
+int sandbox_exec(const struct sandbox_input *in, int ready_fd, char **err);
 
-/* The seccomp program as BPF in a sealed memfd at offset 0 (O_CLOEXEC);
- * the fd, or -1 with *err. */
-int sandbox_seccomp_fd(char **err);
-
-/* $XDG_DATA_HOME/hqt/homes/<harness>; NULL when no home is known. Caller frees. */
-char *sandbox_private_home(const char *harness);
+/*
+ * $XDG_DATA_HOME/hqt/sandbox/<harness>/<project key>: the private state of
+ * the sandboxed sessions of one harness in one project.  Its home/ is
+ * $HOME inside; a state directory outside $HOME (a CODEX_HOME elsewhere)
+ * is root/<path>.  The key is the project's name and a hash of its real
+ * path, so two projects never share one.  NULL when no data directory is
+ * known or the name is bad.  Caller frees.
+ */
+char *sandbox_state_root(const char *harness, const char *project);
+/* Where a host path's private copy lives under root (sandbox_state_root):
+ * root/home/<rel> under home, else root/root<path>.  Caller frees. */
+char *sandbox_state_path(const char *root, const char *home, const char *path);
 
 /* name as execvp would find it on path (colon list; NULL: $PATH): an absolute
  * path, symlinks unresolved.  0 with *out malloc'd, or -1. */

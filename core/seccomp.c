@@ -1,6 +1,6 @@
 /* seccomp.c: the syscall filter every sandboxed session runs under (SPEC §8.4),
  * built with libseccomp and handed to bwrap as BPF through a sealed memfd. */
-#include "sandbox.h"
+#include "seccomp-filter.h"
 #include "util.h"
 
 #include <errno.h>
@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/ptrace.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -45,7 +46,17 @@ static const struct rule refused[] = {
 	RULE(unshare, EPERM), RULE(setns, EPERM),
 	RULE(clone3, ENOSYS),
 	RULE(bpf, EPERM), RULE(perf_event_open, EPERM), RULE(userfaultfd, EPERM),
+	/* Reaching into another process: the sandbox's own init among them. */
+	RULE(process_vm_writev, EPERM), RULE(pidfd_getfd, EPERM),
 };
+
+/*
+ * ptrace attach and seize: the agent could trace bwrap's init (pid 1
+ * inside) and undo its parent-death signal.  PTRACE_TRACEME stays (a
+ * debugger's own child asks for it), as do the requests on a tracee it
+ * has.  [sandbox] allow_ptrace lifts this.
+ */
+static const unsigned long ptrace_attach[] = { PTRACE_ATTACH, PTRACE_SEIZE };
 
 /* New namespaces through clone: the user namespace is the one that matters
  * (--disable-userns covers it too); the others would need privileges we
@@ -57,9 +68,18 @@ static const unsigned long clone_ns_flags[] = {
 };
 
 static int
-add_rules(scmp_filter_ctx ctx, char **err)
+add_rules(scmp_filter_ctx ctx, unsigned flags, char **err)
 {
 	int r;
+
+	for (size_t i = 0; !(flags & SECCOMP_ALLOW_PTRACE) && i < ARRAY_SIZE(ptrace_attach); i++) {
+		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ptrace), 1,
+				     SCMP_A0(SCMP_CMP_MASKED_EQ, 0xffffffffu, ptrace_attach[i]));
+		if (r < 0) {
+			set_err(err, "seccomp: cannot add a rule for ptrace: %s", strerror(-r));
+			return -1;
+		}
+	}
 
 	/* The kernel reads the request as an unsigned int: compare only the
 	 * low 32 bits, so TIOCSTI with high bits set is refused too. */
@@ -119,7 +139,7 @@ fail_socket:
 }
 
 int
-sandbox_seccomp_fd(char **err)
+sandbox_seccomp_fd(unsigned flags, char **err)
 {
 	scmp_filter_ctx ctx;
 	int fd, r;
@@ -141,7 +161,7 @@ sandbox_seccomp_fd(char **err)
 		seccomp_release(ctx);
 		return -1;
 	}
-	if (add_rules(ctx, err) < 0) {
+	if (add_rules(ctx, flags, err) < 0) {
 		seccomp_release(ctx);
 		return -1;
 	}

@@ -110,9 +110,11 @@ find_harness(struct cmd_ctx *ctx, const char *name, char **err)
 	return NULL;
 }
 
+/* req for s; *root (free it) holds the private state of a sandboxed one. */
 static void
-request_of(const struct db_session *s, struct hqt_request *req)
+request_of(const struct db_session *s, struct hqt_request *req, char **root)
 {
+	*root = s->sandbox_json != NULL ? sandbox_state_root(s->harness, s->project_path) : NULL;
 	memset(req, 0, sizeof *req);
 	req->struct_size = sizeof *req;
 	req->project_path = s->project_path;
@@ -121,6 +123,7 @@ request_of(const struct db_session *s, struct hqt_request *req)
 	req->sandboxed = s->sandbox_json != NULL;
 	req->uid = (unsigned)getuid();
 	req->spawned_at = s->spawned_at;
+	req->state_root = *root;
 }
 
 /* Everything needed to exec a session; built by plan(), used by
@@ -131,7 +134,7 @@ struct plan {
 	bool sandboxed;
 	struct sandbox_policy policy;
 	struct sandbox_input in;
-	char *home, *private_home, *exe;
+	char *home, *private_home, *exe, *state_root;
 };
 
 static void
@@ -142,27 +145,49 @@ plan_free(struct plan *p)
 	free(p->home);
 	free(p->private_home);
 	free(p->exe);
+	free(p->state_root);
 	memset(p, 0, sizeof *p);
 }
 
 /* See session.h. */
 void
-session_add_protections(const struct registry *reg, const struct harness *h,
-			struct sandbox_policy *pol)
+session_add_plugin_binds(const struct registry *reg, const struct harness *h,
+			 struct sandbox_policy *pol)
 {
 	struct hqt_binds binds = { NULL, 0 };
 
+	/*
+	 * h's own binds, as the plugin says now.  A stored bind on one of
+	 * their paths is from an older hqt, which stored the plugin's binds
+	 * (a writable ~/.claude among them): the plugin's word replaces it.
+	 */
+	harness_binds(h, &binds);
+	for (size_t j = 0; j < binds.n; j++)
+		for (size_t k = pol->nbinds; k-- > 0;)
+			if (!(pol->binds[k].flags & HQT_BIND_PROJECT) &&
+			    strcmp(pol->binds[k].path, binds.v[j].path) == 0) {
+				free(pol->binds[k].path);
+				pol->binds[k] = pol->binds[--pol->nbinds];
+			}
+	for (size_t j = 0; j < binds.n; j++) {
+		unsigned f = binds.v[j].flags;
+		struct stat st;
+
+		if (f & HQT_BIND_PROJECT)
+			continue;
+		/* A writable directory of a plugin (ABI 1.1 or older: its
+		 * state) is the session's own, never the host's. */
+		if ((f & HQT_BIND_RW) && !(f & (HQT_BIND_SEED | HQT_BIND_STATE)) &&
+		    (stat(binds.v[j].path, &st) != 0 || S_ISDIR(st.st_mode)))
+			f = HQT_BIND_STATE;
+		sandbox_policy_add_bind(pol, binds.v[j].path, f);
+	}
+	binds_clear(&binds);
 	for (size_t i = 0; i < reg->nharnesses; i++) {
-		const struct harness *g = &reg->harnesses[i];
-
-		harness_binds(g, &binds);
-		for (size_t j = 0; j < binds.n; j++) {
-			unsigned f = binds.v[j].flags;
-
-			if ((f & HQT_BIND_PROJECT) ||
-			    (g == h && (f & HQT_BIND_PROTECT) && !(f & HQT_BIND_SEED)))
-				sandbox_policy_add_bind(pol, binds.v[j].path, f);
-		}
+		harness_binds(&reg->harnesses[i], &binds);
+		for (size_t j = 0; j < binds.n; j++)
+			if (binds.v[j].flags & HQT_BIND_PROJECT)
+				sandbox_policy_add_bind(pol, binds.v[j].path, binds.v[j].flags);
 		binds_clear(&binds);
 	}
 }
@@ -195,7 +220,7 @@ plan(struct cmd_ctx *ctx, const struct db_session *s, bool resume, char *const *
 	sandbox_policy_init(&p->policy);
 	if (h == NULL)
 		return -1;
-	request_of(s, &req);
+	request_of(s, &req, &p->state_root);
 	rc = resume ? harness_build_resume(h, &req, &p->cmd, err) : 1;
 	if (rc < 0)
 		goto fail;
@@ -216,13 +241,13 @@ plan(struct cmd_ctx *ctx, const struct db_session *s, bool resume, char *const *
 	if (sandbox_policy_from_json(&p->policy, s->sandbox_json, strlen(s->sandbox_json),
 				     err) != 0)
 		goto fail;
-	session_add_protections(&ctx->reg, h, &p->policy);
+	session_add_plugin_binds(&ctx->reg, h, &p->policy);
 	p->home = user_home();
-	p->private_home = sandbox_private_home(h->name);
-	if (p->home == NULL || p->private_home == NULL) {
+	if (p->home == NULL || p->state_root == NULL) {
 		set_err(err, "cannot sandbox: $HOME is not set");
 		goto fail;
 	}
+	p->private_home = xasprintf("%s/home", p->state_root);
 	if (sandbox_find_exe(p->cmd.argv.v[0], envp_get(host_env, "PATH"), &p->exe) != 0) {
 		char *shown = text_escape(p->cmd.argv.v[0], 80);
 		set_err(err, "cannot run '%s': not found on PATH", shown);
@@ -370,8 +395,9 @@ session_exec(struct cmd_ctx *ctx, long long id, bool resume, const char *rundir,
 	db_close(ctx->db);
 	ctx->db = NULL;
 	if (p.sandboxed) {
-		/* Closes every descriptor but 0-2 and the filter: `ready` too. */
-		sandbox_exec(&p.in, err);
+		/* Supervises the sandbox from here; `ready` closes once bwrap
+		 * runs, and this process ends with it. */
+		sandbox_exec(&p.in, ready, err);
 	} else {
 		struct strv envp = STRV_INIT;
 		strv_pushv(&envp, (const char *const *)environ);
@@ -792,9 +818,9 @@ new_policy(struct cmd_ctx *ctx, const struct harness *h, const struct session_re
 {
 	struct sandbox_probe probe;
 	struct sandbox_policy pol;
-	struct hqt_binds binds = { NULL, 0 };
 	bool on;
 
+	(void)h;
 	*json = NULL;
 	if (resolve_sandbox(ctx, r, &on) != 0) {
 		set_err(err, "--fs and --net apply to sandboxed sessions; add --sandbox");
@@ -809,10 +835,8 @@ new_policy(struct cmd_ctx *ctx, const struct harness *h, const struct session_re
 		return -1;
 	}
 	sandbox_probe_clear(&probe);
-	harness_binds(h, &binds);
 	sandbox_policy_init(&pol);
-	sandbox_policy_from_config(&pol, &ctx->cfg.sandbox, &binds);
-	binds_clear(&binds);
+	sandbox_policy_from_config(&pol, &ctx->cfg.sandbox);
 	if (r->fs_rw >= 0)
 		pol.fs_rw = r->fs_rw != 0;
 	if (r->net >= 0)
@@ -1086,10 +1110,12 @@ session_resume(struct cmd_ctx *ctx, const struct db_session *s, const char **how
 	char *captured = NULL;
 	if (cur.harness_session_id == NULL) {
 		struct hqt_request req;
-		request_of(&cur, &req);
+		char *root;
+		request_of(&cur, &req, &root);
 		if (harness_capture_id(h, &req, &captured, &ign) == 1 &&
 		    db_session_set_harness_session_id(ctx->db, s->id, captured, &ign) == 0)
 			cur.harness_session_id = captured;
+		free(root);
 	}
 	s = &cur;
 	/* Fresh already (nothing to resume)?  Then rung 1 is rung 2. */
@@ -1336,14 +1362,15 @@ session_status_all(struct cmd_ctx *ctx, struct db_session_list *l, enum session_
 		if (h != NULL && s->harness_session_id == NULL && pane[i] != NULL &&
 		    (h->plugin->desc->flags & HQT_PLUGIN_CAPTURES_SESSION_ID)) {
 			struct hqt_request req;
-			char *found = NULL;
-			request_of(s, &req);
+			char *found = NULL, *root;
+			request_of(s, &req, &root);
 			if (harness_capture_id(h, &req, &found, &ign) == 1 &&
 			    !id_taken(l, s, found) &&
 			    db_session_set_harness_session_id(ctx->db, s->id, found, &ign) == 0)
 				s->harness_session_id = found;
 			else
 				free(found);
+			free(root);
 		}
 		free(ign);
 	}

@@ -80,18 +80,18 @@ int session_kill_project(struct cmd_ctx *ctx, const char *name, char **err);
 int session_status_all(struct cmd_ctx *ctx, struct db_session_list *l,
 		       enum session_status *st, char **err);
 /*
- * Add to pol what must stay read-only, as the plugins and the harness's
- * settings say now: h's protected files (its settings, the scripts they
- * run, which the user may have added since the session was made), and
- * what every loaded harness would obey in the project when run there later
- * outside (HQT_BIND_PROJECT: .claude/, .codex/, ...), whichever harness the
- * session runs: a claude session must not plant .codex/config.toml either.
- * Added at every start, never stored, so the floor also holds for sessions
- * made before.  reg has every plugin loaded.
+ * Add to pol the plugins' binds, as they say now: h's own (its private
+ * state directories, the user's configuration shown read-only on top, its
+ * login), replacing any stored bind on the same path (an older hqt stored
+ * them), and what every loaded harness would obey in the project when run
+ * there later outside (HQT_BIND_PROJECT: .claude/, .codex/, ...),
+ * whichever harness the session runs: a claude session must not plant
+ * .codex/config.toml either.  Added at every start, never stored.  reg has
+ * every plugin loaded.
  */
 struct sandbox_policy;
-void session_add_protections(const struct registry *reg, const struct harness *h,
-			     struct sandbox_policy *pol);
+void session_add_plugin_binds(const struct registry *reg, const struct harness *h,
+			      struct sandbox_policy *pol);
 
 /* Every session (*l) and its status (*st, l->n entries), for `list` and
  * `resume --all`; the database is open (cmd_db).  0, or -1 with *err and

@@ -28,7 +28,7 @@ extern "C" {
 #endif
 
 #define HQT_PLUGIN_ABI_MAJOR 1
-#define HQT_PLUGIN_ABI_MINOR 1  /* 1: HQT_BIND_PROJECT */
+#define HQT_PLUGIN_ABI_MINOR 2  /* 1: HQT_BIND_PROJECT; 2: HQT_BIND_STATE, state_root */
 
 #define HQT_PLUGIN_ENTRY "hqt_plugin_query"
 
@@ -76,6 +76,23 @@ enum hqt_status {
  */
 #define HQT_BIND_PROJECT  (1u << 3)
 
+/*
+ * ABI 1.2.  A directory the harness writes its own state in (~/.claude,
+ * $CODEX_HOME).  A sandboxed session never sees the host's: it gets a
+ * private, writable directory at that path, kept by the host per harness
+ * and project (see state_root), so what it writes there is read by nothing
+ * outside the sandbox.  What the user configured on the host is shown on
+ * top of it read-only: name each such file or directory with its own
+ * HQT_BIND_RO bind below the state directory (settings, instructions,
+ * agents, skills, the login); a missing one is skipped.  A file that the
+ * harness must rewrite to refresh a login may be HQT_BIND_RW: one file,
+ * never a directory.  Other flags are ignored with it.
+ *
+ * In ABI 1.2, HQT_BIND_PROTECT on a path outside the project means the same
+ * as HQT_BIND_RO: the host's file, read-only, when it exists.
+ */
+#define HQT_BIND_STATE    (1u << 4)
+
 /* Descriptor flags. */
 /* The harness picks its own session id; the host calls capture_session_id. */
 #define HQT_PLUGIN_CAPTURES_SESSION_ID (1u << 0)
@@ -102,6 +119,15 @@ struct hqt_request {
 	int sandboxed;                  /* 1: add skip-permission flags etc. */
 	unsigned uid;                   /* the user the harness will run as */
 	int64_t spawned_at;             /* unix time of the spawn (capture) */
+	/*
+	 * ABI 1.2 (read it only when struct_size covers it).  NULL when not
+	 * sandboxed.  Sandboxed: the host directory that holds the session's
+	 * private state, where the harness's files are found: a path P under
+	 * the user's home is <state_root>/home/<P relative to home>, any other
+	 * path is <state_root>/root<P>.  Plugins look for transcripts and
+	 * session files there, never in the host's state directory.
+	 */
+	const char *state_root;
 };
 
 /* Return values of build_resume and generate_session_id. */

@@ -19,23 +19,25 @@ static const char MODEL_FLAG[] = "--model";
 static const char *const SKIP_FLAGS[] = {"--dangerously-skip-permissions", NULL};
 /* Without it, root is refused the skip flag even in a sandbox. */
 static const char ROOT_SANDBOX_ENV[] = "IS_SANDBOX";
-/* Login, transcripts (projects/<dir>/<id>.jsonl), settings. */
+/* Its state: login, transcripts (projects/<dir>/<id>.jsonl), history,
+ * shell snapshots, todos.  Sandboxed, the session's own (HQT_BIND_STATE). */
 static const char STATE_DIR[] = "~/.claude";
 static const char TRANSCRIPTS_DIR[] = "~/.claude/projects";
 /* Main state, rewritten by rename beside ~/.claude: seeded, never bound. */
 static const char STATE_FILE[] = "~/.claude.json";
 /*
- * What the unsandboxed claude would run later: settings (hooks, statusLine),
- * the usual hook-script directory, installed plugins (their hooks and MCP
- * servers), and the commands, agents and skills it loads by itself (their
- * frontmatter can allow tools, a command can run shell lines, a skill
- * carries scripts).  Read-only inside.  A trailing '/' marks a directory:
- * made empty when missing, never a file in its place.
+ * What the user set up, shown read-only on top of a sandboxed session's
+ * own ~/.claude, so the agent behaves as configured: settings, the user's
+ * memory (CLAUDE.md) and rules, installed plugins, commands, agents,
+ * skills, output styles, hooks scripts, and the login (read-only: a
+ * session must not swap the account the host's claude talks to).  A
+ * missing one is skipped.
  */
-static const char *const PROTECTED[] = {
-	"~/.claude/settings.json", "~/.claude/settings.local.json",
-	"~/.claude/hooks/", "~/.claude/plugins/", "~/.claude/commands/",
-	"~/.claude/agents/", "~/.claude/skills/", NULL,
+static const char *const CONFIG[] = {
+	"~/.claude/settings.json", "~/.claude/settings.local.json", "~/.claude/CLAUDE.md",
+	"~/.claude/rules/", "~/.claude/hooks/", "~/.claude/plugins/", "~/.claude/commands/",
+	"~/.claude/agents/", "~/.claude/skills/", "~/.claude/output-styles/",
+	"~/.claude/keybindings.json", "~/.claude/.credentials.json", NULL,
 };
 static const char *const SETTINGS[] = {
 	"~/.claude/settings.json", "~/.claude/settings.local.json", NULL,
@@ -54,9 +56,10 @@ static const char *const COMMAND_KEYS[] = {
  * In the project, what claude run there later obeys: .claude/ holds
  * settings.json and settings.local.json (hooks, statusLine, MCP approval),
  * agents, commands and skills (whose scripts it runs); .mcp.json declares
- * MCP servers it starts.  Read-only in a writable sandbox.
+ * MCP servers it starts; CLAUDE.local.md is private memory that git
+ * usually ignores.  Read-only in a writable sandbox.
  */
-static const char *const PROJECT_PROTECTED[] = {".claude/", ".mcp.json", NULL};
+static const char *const PROJECT_PROTECTED[] = {".claude/", ".mcp.json", "CLAUDE.local.md", NULL};
 static const char *const WORKING_MARKERS[] = {
 	/* the spinner line "<glyph> <Gerund>… (<elapsed> · ..." */
 	"· *… (", "✢ *… (", "✳ *… (", "✶ *… (", "✻ *… (", "✽ *… (",
@@ -82,10 +85,10 @@ sandbox_binds(const struct hqt_ctx *ctx, struct hqt_binds *out)
 {
 	char *dir = home_path(ctx, STATE_DIR);
 
-	bind_path(ctx, out, STATE_DIR, HQT_BIND_RW);
+	bind_path(ctx, out, STATE_DIR, HQT_BIND_STATE);
 	bind_path(ctx, out, STATE_FILE, HQT_BIND_SEED | HQT_BIND_RW);
-	for (const char *const *p = PROTECTED; *p; p++)
-		bind_path(ctx, out, *p, HQT_BIND_PROTECT);
+	for (const char *const *p = CONFIG; *p; p++)
+		bind_path(ctx, out, *p, HQT_BIND_RO);
 	for (const char *const *p = SETTINGS; *p; p++) {
 		char *path = home_path(ctx, *p);
 		protect_json_commands(ctx, out, dir, path, COMMAND_KEYS);
@@ -123,11 +126,12 @@ build_spawn(const struct hqt_ctx *ctx, const struct hqt_request *req,
 	return build(req, SESSION_ID_FLAG, out, err);
 }
 
-/* Whether claude wrote a transcript for id in any project directory. */
+/* Whether claude wrote a transcript for id in any project directory (of
+ * the session's own state when sandboxed). */
 static bool
-has_transcript(const struct hqt_ctx *ctx, const char *id)
+has_transcript(const struct hqt_ctx *ctx, const struct hqt_request *req, const char *id)
 {
-	char *dir = home_path(ctx, TRANSCRIPTS_DIR);
+	char *dir = state_path(ctx, req, TRANSCRIPTS_DIR);
 	DIR *d = opendir(dir);
 	struct dirent *e;
 	bool found = false;
@@ -154,7 +158,7 @@ build_resume(const struct hqt_ctx *ctx, const struct hqt_request *req,
 	/* No transcript until the first turn: claude would refuse --resume,
 	 * so the host spawns again with the same --session-id. */
 	if (is_uuid(req->harness_session_id) &&
-	    !has_transcript(ctx, req->harness_session_id))
+	    !has_transcript(ctx, req, req->harness_session_id))
 		return HQT_FRESH;
 	return build(req, RESUME_FLAG, out, err);
 }

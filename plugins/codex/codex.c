@@ -22,9 +22,18 @@ static const char MODEL_FLAG[] = "-m";
 static const char *const SKIP_FLAGS[] = {"--dangerously-bypass-approvals-and-sandbox", NULL};
 static const char HOME_ENV[] = "CODEX_HOME";
 static const char DEFAULT_HOME[] = "~/.codex";
-/* Under the codex home; what the unsandboxed codex would run later (MCP
- * servers, notify), so read-only inside. */
-static const char *const PROTECTED[] = {"config.toml", NULL};
+/*
+ * Under the codex home: what the user set up, shown read-only on top of a
+ * sandboxed session's own codex home (HQT_BIND_STATE), so the agent
+ * behaves as configured: config (MCP servers, notify, profiles), the
+ * user's instructions, rules, prompts, skills, and the login (read-only: a
+ * session must not swap the key the host's codex uses).  Sessions,
+ * history and logs stay the session's own.
+ */
+static const char *const CONFIG[] = {
+	"config.toml", "AGENTS.md", "AGENTS.override.md", "rules", "prompts", "skills",
+	"hooks.json", "auth.json", NULL,
+};
 /*
  * config.toml names programs codex runs: notify = ["python3",
  * "~/.codex/notify.py"], an MCP server's command and args.  The files it
@@ -35,8 +44,9 @@ static const char *const PROTECTED[] = {"config.toml", NULL};
 static const char CONFIG_FILE[] = "config.toml";
 #define MAX_CONFIG ((size_t)1 << 20)
 /* In the project: .codex/ (config.toml with notify and MCP servers, rules,
- * hooks), loaded when the project is trusted. */
-static const char *const PROJECT_PROTECTED[] = {".codex/", NULL};
+ * hooks), loaded when the project is trusted; AGENTS.override.md, which
+ * wins over AGENTS.md and is seldom committed. */
+static const char *const PROJECT_PROTECTED[] = {".codex/", "AGENTS.override.md", NULL};
 /* <home>/sessions/YYYY/MM/DD/rollout-*.jsonl or .jsonl.zst; the first line is
  * {"type":"session_meta","payload":{"id","timestamp","cwd","source",...}}. */
 static const char SESSIONS_DIR[] = "sessions";
@@ -84,11 +94,11 @@ sandbox_binds(const struct hqt_ctx *ctx, struct hqt_binds *out)
 {
 	char *home = codex_home(ctx);
 
-	bind_path(ctx, out, home, HQT_BIND_RW);
-	for (const char *const *p = PROTECTED; *p; p++) {
+	bind_path(ctx, out, home, HQT_BIND_STATE);
+	for (const char *const *p = CONFIG; *p; p++) {
 		char *path = xasprintf("%s/%s", home, *p);
 
-		bind_path(ctx, out, path, HQT_BIND_PROTECT);
+		bind_path(ctx, out, path, HQT_BIND_RO);
 		free(path);
 	}
 	char *config = xasprintf("%s/%s", home, CONFIG_FILE), *text = read_text(config, MAX_CONFIG);
@@ -354,7 +364,7 @@ static int
 capture_session_id(const struct hqt_ctx *ctx, const struct hqt_request *req,
 		   char *buf, size_t len, struct hqt_error *err)
 {
-	char *home = codex_home(ctx);
+	char *host_home = codex_home(ctx), *home = state_path(ctx, req, host_home);
 	char *sessions = xasprintf("%s/%s", home, SESSIONS_DIR);
 	time_t t = (time_t)(req->spawned_at - 24 * 60 * 60);
 	struct found f = {NULL, 0};
@@ -371,6 +381,7 @@ capture_session_id(const struct hqt_ctx *ctx, const struct hqt_request *req,
 	free(f.id);
 	free(sessions);
 	free(home);
+	free(host_home);
 	return ret;
 }
 

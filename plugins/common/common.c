@@ -308,6 +308,24 @@ home_path(const struct hqt_ctx *ctx, const char *path)
 	return xasprintf("%s", path);
 }
 
+char *
+state_path(const struct hqt_ctx *ctx, const struct hqt_request *req, const char *path)
+{
+	char *p = home_path(ctx, path), *out;
+	size_t n = strlen(ctx->home);
+
+	if (req == NULL ||
+	    req->struct_size < offsetof(struct hqt_request, state_root) + sizeof req->state_root ||
+	    req->state_root == NULL)
+		return p;
+	if (n > 1 && !strncmp(p, ctx->home, n) && (p[n] == '/' || p[n] == '\0'))
+		out = xasprintf("%s/home%s", req->state_root, p + n);
+	else
+		out = xasprintf("%s/root%s", req->state_root, p);
+	free(p);
+	return out;
+}
+
 void
 bind_path(const struct hqt_ctx *ctx, struct hqt_binds *out, const char *path, unsigned flags)
 {
@@ -363,7 +381,7 @@ protect_named_files(const struct hqt_ctx *ctx, struct hqt_binds *out, const char
 		/* Inside dir, spelled plainly: no way back out of it. */
 		if (p && !strncmp(p, dir, n) && p[n] == '/' && path_plain(p + n + 1) &&
 		    lstat(p, &st) == 0 && (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)))
-			host->bind_add(out, p, HQT_BIND_PROTECT);
+			host->bind_add(out, p, HQT_BIND_RO);
 		free(p);
 	}
 	words_free(words);

@@ -69,6 +69,12 @@ int id_copy(const char *id, char *buf, size_t len, struct hqt_error *err);
 
 /* "~" and "~/x" against ctx->home; anything else copied.  Caller frees. */
 char *home_path(const struct hqt_ctx *ctx, const char *path);
+/*
+ * Where the harness keeps path (~ expanded) for this request: in the
+ * session's private state when it is sandboxed (req->state_root, ABI 1.2),
+ * else on the host.  Caller frees.
+ */
+char *state_path(const struct hqt_ctx *ctx, const struct hqt_request *req, const char *path);
 /* host->bind_add of home_path(path). */
 void bind_path(const struct hqt_ctx *ctx, struct hqt_binds *out, const char *path,
 	       unsigned flags);
@@ -76,7 +82,7 @@ void bind_path(const struct hqt_ctx *ctx, struct hqt_binds *out, const char *pat
  * '/' is fine). */
 bool path_plain(const char *s);
 /*
- * Protect (HQT_BIND_PROTECT) every file under dir that text names as a
+ * Show read-only (HQT_BIND_RO) every file under dir that text names as a
  * word of a command: "/x", "~/x", "$HOME/x" or "${HOME}/x", split on
  * blanks, quotes, shell operators, '=' and list punctuation.  For the
  * scripts that an unsandboxed harness runs from its settings (claude's

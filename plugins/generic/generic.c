@@ -3,6 +3,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/stat.h>
+
 #include "../common/common.h"
 
 /*
@@ -12,9 +14,12 @@
  *   skip_permission_flags  appended when sandboxed
  *   model_flag             e.g. --model; with a model, "<flag> <model>" is
  *                          appended (a model without it is an error)
- *   binds                  comma list of host paths the harness needs in a
- *                          sandbox, writable; a ":ro" suffix makes one
- *                          read-only (e.g. ~/.aider.conf.yml:ro)
+ *   binds                  comma list of the paths the harness needs in a
+ *                          sandbox: writable ones are the session's own (a
+ *                          directory made private per harness and project,
+ *                          a file under ~ copied into the private home once),
+ *                          never the host's; a ":ro" suffix shows the host's
+ *                          read-only instead (e.g. ~/.aider.conf.yml:ro)
  *   project_protect        comma list of names in the project that the
  *                          harness run there later obeys (".aider.conf.yml",
  *                          "hooks/" for a directory): read-only in every
@@ -110,7 +115,21 @@ sandbox_binds(const struct hqt_ctx *ctx, struct hqt_binds *out)
 
 		if (ro)
 			(*b)[n - k] = '\0';
-		bind_path(ctx, out, *b, ro ? HQT_BIND_RO : HQT_BIND_RW);
+		if (ro) {
+			bind_path(ctx, out, *b, HQT_BIND_RO);
+		} else {
+			char *p = home_path(ctx, *b);
+			struct stat st;
+			size_t h = strlen(ctx->home);
+			bool file = stat(p, &st) == 0 && S_ISREG(st.st_mode);
+			bool in_home = !strncmp(p, ctx->home, h) && p[h] == '/';
+
+			/* A file the harness rewrites: a private copy where one can
+			 * be kept (under ~), else that one file. */
+			host->bind_add(out, p, !file ? HQT_BIND_STATE
+						     : in_home ? HQT_BIND_SEED | HQT_BIND_RW : HQT_BIND_RW);
+			free(p);
+		}
 	}
 	words_free(binds);
 	binds = conf_words(ctx, "project_protect", ",");

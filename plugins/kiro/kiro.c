@@ -16,14 +16,23 @@ static const char MODEL_FLAG[] = "--model";
 static const char RESUME_ID_FLAG[] = "--resume-id";
 static const char RESUME_LATEST_FLAG[] = "--resume"; /* latest in the cwd */
 static const char *const SKIP_FLAGS[] = {"--trust-all-tools", NULL};
-static const char *const STATE_DIRS[] = {"~/.kiro", "~/.aws/sso/cache", NULL};
+/* Its state: sessions, history, caches.  Sandboxed, the session's own. */
+static const char *const STATE_DIRS[] = {"~/.kiro", NULL};
 /* Its data lives in $XDG_DATA_HOME/kiro-cli. */
 static const char DATA_ENV[] = "XDG_DATA_HOME";
 static const char DEFAULT_DATA_HOME[] = "~/.local/share";
 static const char DATA_DIR[] = "kiro-cli";
-/* What the unsandboxed kiro would run later (agents carry hooks and MCP
- * servers): read-only inside. */
+/*
+ * What the user set up, read-only on top of the session's own ~/.kiro:
+ * settings (MCP), agents (with hooks and MCP servers), steering, prompts,
+ * skills; and kiro's own login token, one file (never the whole
+ * ~/.aws/sso/cache, which holds every AWS SSO token of the user).
+ */
 static const char *const PROTECTED[] = {"~/.kiro/settings/", "~/.kiro/agents/", NULL};
+static const char *const CONFIG[] = {
+	"~/.kiro/steering/", "~/.kiro/prompts/", "~/.kiro/skills/", "~/.kiro/hooks/",
+	"~/.aws/sso/cache/kiro-auth-token.json", NULL,
+};
 /*
  * The JSON files in those directories name programs kiro runs: an agent's
  * hooks ("command"), an MCP server's "command" and "args".  The scripts
@@ -35,7 +44,7 @@ static const char JSON_SUFFIX[] = ".json";
 /* The workspace's own: .kiro/settings (mcp.json), .kiro/agents (local
  * agents, with hooks and MCP servers), .kiro/hooks (commands the IDE runs). */
 static const char *const PROJECT_PROTECTED[] = {
-	".kiro/settings/", ".kiro/agents/", ".kiro/hooks/", NULL,
+	".kiro/settings/", ".kiro/agents/", ".kiro/hooks/", ".kiro/steering/", NULL,
 };
 /* <uuid>.json, holding the session's "cwd". */
 static const char SESSIONS_DIR[] = "~/.kiro/sessions/cli";
@@ -91,10 +100,12 @@ sandbox_binds(const struct hqt_ctx *ctx, struct hqt_binds *out)
 				    : xasprintf("%s/%s", DEFAULT_DATA_HOME, DATA_DIR);
 
 	for (const char *const *p = STATE_DIRS; *p; p++)
-		bind_path(ctx, out, *p, HQT_BIND_RW);
-	bind_path(ctx, out, dir, HQT_BIND_RW);
+		bind_path(ctx, out, *p, HQT_BIND_STATE);
+	bind_path(ctx, out, dir, HQT_BIND_STATE);
 	for (const char *const *p = PROTECTED; *p; p++)
-		bind_path(ctx, out, *p, HQT_BIND_PROTECT);
+		bind_path(ctx, out, *p, HQT_BIND_RO);
+	for (const char *const *p = CONFIG; *p; p++)
+		bind_path(ctx, out, *p, HQT_BIND_RO);
 	protect_scripts(ctx, out);
 	bind_project(out, PROJECT_PROTECTED);
 	free(dir);
@@ -163,7 +174,7 @@ static int
 capture_session_id(const struct hqt_ctx *ctx, const struct hqt_request *req,
 		   char *buf, size_t len, struct hqt_error *err)
 {
-	char *dir = home_path(ctx, SESSIONS_DIR);
+	char *dir = state_path(ctx, req, SESSIONS_DIR);
 	DIR *d = opendir(dir);
 	struct dirent *e;
 	char *best = NULL;

@@ -351,7 +351,7 @@ Test(cli, plugins_text)
 	cr_assert_not_null(strstr(r.out, "generic"));
 	cr_assert_not_null(strstr(r.out, "loaded   generic  Generic harness  abi "), "%s", r.out);
 	cr_assert_not_null(strstr(r.out, "\n           read-only in sandboxed projects: "
-				     ".claude/ .mcp.json\n"), "%s", r.out);
+				     ".claude/ .mcp.json CLAUDE.local.md\n"), "%s", r.out);
 	run_free(&r);
 }
 
@@ -413,17 +413,15 @@ Test(cli, doctor_json)
 	free(dbf);
 }
 
-/* A sandboxed claude session would be refused (its settings.json is a link
- * that a session could replace): doctor says so before `hqt new` does. */
+/* A sandboxed codex session would be refused (its CODEX_HOME is a system
+ * directory, which cannot be made the session's own): doctor says so
+ * before `hqt new` does. */
 Test(cli, doctor_warns_of_a_sandbox_that_would_not_start)
 {
-	char *dir = fmt("%s/.claude", te.home), *dot = fmt("%s/dotfiles.json", te.root);
 	struct run r;
 	json_t *j, *c;
 
-	write_file(dot, "{}\n", 0644);
-	cr_assert_eq(mkdir(dir, 0700), 0);
-	cr_assert_eq(symlink(dot, fmt("%s/settings.json", dir)), 0);
+	tenv_set(&te, "CODEX_HOME=/usr/share/hqt-test-codex");
 	run_hqt(&r, &te, "doctor", "--json", NULL);
 	j = run_json(&r, "doctor --json");
 	run_free(&r);
@@ -431,15 +429,13 @@ Test(cli, doctor_warns_of_a_sandbox_that_would_not_start)
 	cr_assert(json_is_true(json_object_get(j, "ok")), "a warning, not a failure");
 	if (!json_is_true(json_object_get(check_named(j, "bubblewrap"), "ok")))
 		cr_skip_test("no usable bubblewrap here: doctor checks no sandbox plan");
-	cr_assert_not_null(c = check_named(j, "sandbox claude"));
+	cr_assert_not_null(c = check_named(j, "sandbox codex"));
 	cr_assert(json_is_false(json_object_get(c, "ok")));
 	cr_assert_not_null(strstr(json_string_value(json_object_get(c, "detail")),
-				  "settings.json' is a symbolic link"), "%s",
+				  "cannot be made private"), "%s",
 			   json_string_value(json_object_get(c, "detail")));
-	cr_assert_null(check_named(j, "sandbox codex"));
+	cr_assert_null(check_named(j, "sandbox claude"));
 	json_decref(j);
-	free(dir);
-	free(dot);
 }
 
 Test(cli, doctor_without_bwrap_still_ok)

@@ -50,7 +50,7 @@ sb_init(struct sb *s)
 	s->root = realpath(t, NULL);
 	free(t);
 	s->home = fmt("%s/home", s->root);
-	s->priv = fmt("%s/data/hqt/homes/probe", s->root);
+	s->priv = fmt("%s/data/hqt/sandbox/probe/proj-0123456789abcdef/home", s->root);
 	s->proj = fmt("%s/proj", s->root);
 	s->probe = fmt("%s/tests/probe/hqt-probe", build_dir());
 	cr_assert_eq(stat(s->probe, &st), 0, "build the probe first: %s", s->probe);
@@ -119,7 +119,7 @@ sb_spawn(struct sb *s, const char *const *args, int tty_fd, int *outfd)
 			.policy = &s->pol, .argv = argv, .project = s->proj, .home = s->home,
 			.private_home = s->priv, .exe = s->exe, .host_env = environ,
 		};
-		sandbox_exec(&in, &err);
+		sandbox_exec(&in, -1, &err);
 		dprintf(2, "EXEC-FAILED: %s\n", err ? err : "?");
 		_exit(99);
 	}
@@ -314,7 +314,7 @@ Test(sandbox, writes_only_project_state_and_scratch)
 
 /* --- 3. Nothing planted to run later ------------------------------------- */
 
-Test(sandbox, git_hooks_and_config_read_only)
+Test(sandbox, git_dir_read_only_whole)
 {
 	struct sb s;
 
@@ -325,36 +325,58 @@ Test(sandbox, git_hooks_and_config_read_only)
 	mkdir(fmt("%s/hooks", git), 0755);
 	RUN(&s, "write", fmt("%s/hooks/pre-commit", git), "evil",
 	    "write", fmt("%s/config", git), "[core] fsmonitor=evil",
+	    "write", fmt("%s/commondir", git), "../../elsewhere",
+	    "write", fmt("%s/config.worktree", git), "[core] fsmonitor=evil",
+	    "mkdir", fmt("%s/worktrees", git), "mkdir", fmt("%s/info", git),
 	    "rename", git, fmt("%s/.git-old", s.proj),
 	    "rename", fmt("%s/hooks", git), fmt("%s/hooks-old", git),
 	    "unlink", fmt("%s/config", git),
-	    "write", fmt("%s/ORIG_HEAD", git), "abc",
+	    "write", fmt("%s/index", git), "abc",
 	    "write", fmt("%s/src.c", s.proj), "int x;");
+	/* everything git reads as configuration, hooks or the place of other
+	 * git directories: none of it writable or creatable */
 	EXPECT(&s, fmt("write %s/hooks/pre-commit evil", git), "EROFS");
 	EXPECT(&s, fmt("write %s/config [core] fsmonitor=evil", git), "EROFS");
+	EXPECT(&s, fmt("write %s/commondir ../../elsewhere", git), "EROFS");
+	EXPECT(&s, fmt("write %s/config.worktree [core] fsmonitor=evil", git), "EROFS");
+	EXPECT(&s, fmt("mkdir %s/worktrees", git), "EROFS");
+	EXPECT(&s, fmt("mkdir %s/info", git), "EROFS");
 	EXPECT(&s, fmt("rename %s %s/.git-old", git, s.proj), "EBUSY");
-	EXPECT(&s, fmt("rename %s/hooks %s/hooks-old", git, git), "EBUSY");
-	EXPECT(&s, fmt("unlink %s/config", git), "EBUSY");
-	/* controls: git can still write its own state, the project is writable */
-	EXPECT(&s, fmt("write %s/ORIG_HEAD abc", git), "ok");
+	EXPECT(&s, fmt("rename %s/hooks %s/hooks-old", git, git), "EROFS");
+	EXPECT(&s, fmt("unlink %s/config", git), "EROFS");
+	/* the index too (skip-worktree bits would hide edits from git status) */
+	EXPECT(&s, fmt("write %s/index abc", git), "EROFS");
+	/* control: the project is writable */
 	EXPECT(&s, fmt("write %s/src.c int x;", s.proj), "ok");
 	cr_expect(!exists(fmt("%s/hooks/pre-commit", git)));
+	cr_expect(!exists(fmt("%s/commondir", git)));
 	cr_expect_str_eq(slurp(fmt("%s/config", git)), "[core]\n\tbare = false\n");
 	cr_expect(!exists(fmt("%s/.git-old", s.proj)));
 	sb_free(&s);
 }
 
-Test(sandbox, git_hooks_missing_still_protected)
+Test(sandbox, no_git_dir_gets_an_empty_read_only_one)
 {
 	struct sb s;
 
 	sb_init(&s);
 	char *git = fmt("%s/.git", s.proj);
-	write_file(fmt("%s/config", git), "[core]\n", 0644);
-	RUN(&s, "write", fmt("%s/hooks/post-checkout", git), "evil", "ls", fmt("%s/hooks", git));
-	EXPECT(&s, fmt("write %s/hooks/post-checkout evil", git), "EROFS");
-	EXPECT(&s, fmt("ls %s/hooks", git), "ok");
-	cr_expect(!exists(fmt("%s/hooks/post-checkout", git)));
+	RUN(&s, "mkdir", fmt("%s/hooks", git), "write", fmt("%s/HEAD", git), "ref: x",
+	    "rename", git, fmt("%s/g", s.proj), "ls", git);
+	EXPECT(&s, fmt("mkdir %s/hooks", git), "EROFS");
+	EXPECT(&s, fmt("write %s/HEAD ref: x", git), "EROFS");
+	EXPECT(&s, fmt("rename %s %s/g", git, s.proj), "EBUSY");
+	EXPECT(&s, fmt("ls %s", git), "ok");
+	/* left on the host: an empty directory, which git skips */
+	struct stat st;
+	cr_expect(stat(git, &st) == 0 && S_ISDIR(st.st_mode));
+	cr_expect(!exists(fmt("%s/HEAD", git)));
+	cr_expect(!exists(fmt("%s/hooks", git)));
+	/* with --fs ro nothing is made */
+	rmdir(git);
+	s.pol.fs_rw = false;
+	RUN(&s, "ls", s.proj);
+	cr_expect(!exists(git));
 	sb_free(&s);
 }
 
@@ -379,36 +401,44 @@ Test(sandbox, worktree_git_dir_read_only)
 	sb_free(&s);
 }
 
-Test(sandbox, harness_settings_protected_and_state_writable)
+Test(sandbox, harness_state_private_configuration_read_only)
 {
 	struct sb s;
 
 	sb_init(&s);
 	char *claude = fmt("%s/.claude", s.home);
 	char *settings = fmt("%s/settings.json", claude), *local = fmt("%s/settings.local.json", claude);
+	char *snap = fmt("%s/shell-snapshots/snapshot-bash-1.sh", claude);
 	write_file(settings, "{\"hooks\":{}}\n", 0600);
-	sandbox_policy_add_bind(&s.pol, claude, HQT_BIND_RW);
+	write_file(snap, "export A=1\n", 0600);
+	sandbox_policy_add_bind(&s.pol, claude, HQT_BIND_STATE);
 	char *hooks = fmt("%s/hooks", claude);
-	sandbox_policy_add_bind(&s.pol, settings, HQT_BIND_PROTECT);
-	sandbox_policy_add_bind(&s.pol, local, HQT_BIND_PROTECT);
-	sandbox_policy_add_bind(&s.pol, fmt("%s/", hooks), HQT_BIND_PROTECT);
+	sandbox_policy_add_bind(&s.pol, settings, HQT_BIND_RO);
+	sandbox_policy_add_bind(&s.pol, local, HQT_BIND_RO);
+	sandbox_policy_add_bind(&s.pol, fmt("%s/", hooks), HQT_BIND_RO);
 	RUN(&s, "write", settings, "{\"hooks\":\"evil\"}", "write", local, "evil",
-	    "write", fmt("%s/x", claude), "state", "rename", fmt("%s/x", claude), settings,
-	    "unlink", local, "read", settings, "write", fmt("%s/pre.sh", hooks), "evil",
-	    "rmdir", hooks);
-	/* a missing directory is made a directory, never a file in its place */
-	struct stat st;
-	cr_expect(stat(hooks, &st) == 0 && S_ISDIR(st.st_mode), "%s is no directory", hooks);
-	EXPECT(&s, fmt("write %s/pre.sh evil", hooks), "EROFS");
-	EXPECT(&s, fmt("rmdir %s", hooks), "EBUSY");
-	EXPECT(&s, fmt("write %s {\"hooks\":\"evil\"}", settings), "EROFS");
-	EXPECT(&s, fmt("write %s evil", local), "EROFS");
+	    "write", fmt("%s/x", claude), "state", "read", snap,
+	    "mkdir", fmt("%s/shell-snapshots", claude), "write", snap, "evil",
+	    "read", settings, "mkdir", hooks, "write", fmt("%s/pre.sh", hooks), "evil");
+	/* the user's configuration: visible, read-only */
 	EXPECT(&s, fmt("read %s", settings), "ok {\"hooks\":{}}");
+	EXPECT(&s, fmt("write %s {\"hooks\":\"evil\"}", settings), "EROFS");
+	/* everything else is the session's own: the host's is not even there */
+	EXPECT(&s, fmt("read %s", snap), "ENOENT");
+	EXPECT(&s, fmt("write %s evil", snap), "ok");
 	EXPECT(&s, fmt("write %s/x state", claude), "ok");
-	EXPECT(&s, fmt("rename %s/x %s", claude, settings), "EBUSY");
-	EXPECT(&s, fmt("unlink %s", local), "EBUSY");
+	EXPECT(&s, fmt("write %s evil", local), "ok");
+	EXPECT(&s, fmt("write %s/pre.sh evil", hooks), "ok");
+	/* where it would land: nothing of it on the host */
 	cr_expect_str_eq(slurp(settings), "{\"hooks\":{}}\n");
-	cr_expect_str_eq(slurp(local), "{}\n");
+	cr_expect_str_eq(slurp(snap), "export A=1\n");
+	cr_expect(!exists(fmt("%s/x", claude)));
+	cr_expect(!exists(local), "nothing created in the host's state");
+	cr_expect(!exists(hooks), "nothing created in the host's state");
+	/* it is in the private state, and the next run sees it */
+	cr_expect_str_eq(slurp(fmt("%s/.claude/x", s.priv)), "state");
+	RUN(&s, "read", fmt("%s/x", claude));
+	EXPECT(&s, fmt("read %s/x", claude), "ok state");
 	sb_free(&s);
 }
 
@@ -514,7 +544,7 @@ Test(sandbox, project_harness_dir_symlink_refused)
  * session could replace it.  First the attack, where nothing refuses: then
  * the refusal, and a regular file as the control.
  */
-Test(sandbox, protected_links_in_writable_dirs_refused)
+Test(sandbox, configuration_links_and_git_links)
 {
 	struct sb s;
 
@@ -524,51 +554,45 @@ Test(sandbox, protected_links_in_writable_dirs_refused)
 	write_file(real, "{}\n", 0644);
 	cr_assert_eq(mkdir(claude, 0700), 0);
 	cr_assert_eq(symlink(real, settings), 0);
-	sandbox_policy_add_bind(&s.pol, claude, HQT_BIND_RW);
+	sandbox_policy_add_bind(&s.pol, claude, HQT_BIND_STATE);
+	sandbox_policy_add_bind(&s.pol, settings, HQT_BIND_RO);
 
-	/* the attack, with the link not declared protected */
-	RUN(&s, "unlink", settings, "write", settings, "{\"hooks\":\"evil\"}");
+	/* a dotfile manager's link: read through it, and replacing it inside
+	 * changes only the session's own copy */
+	RUN(&s, "read", settings, "write", real, "evil", "unlink", settings,
+	    "write", settings, "{\"hooks\":\"evil\"}");
+	EXPECT(&s, fmt("read %s", settings), "ok {}");
+	EXPECT(&s, fmt("write %s evil", real), "EROFS");
 	EXPECT(&s, fmt("unlink %s", settings), "ok");
-	EXPECT(&s, fmt("write %s {\"hooks\":\"evil\"}", settings), "ok");
-	cr_assert_eq(unlink(settings), 0);
-	cr_assert_eq(symlink(real, settings), 0);
+	cr_expect_str_eq(slurp(real), "{}\n");
+	char buf[PATH_MAX];
+	ssize_t n = readlink(settings, buf, sizeof buf - 1);
+	cr_assert_gt(n, 0, "the host's link is untouched");
+	buf[n] = '\0';
+	cr_expect_str_eq(buf, real);
 
-	sandbox_policy_add_bind(&s.pol, settings, HQT_BIND_PROTECT);
+	/* .git/hooks linked elsewhere in the project: .git is read-only
+	 * whole, and the directory the link names is refused too */
 	char *marker = fmt("%s/x", s.proj);
-	char *out = sb_fail(&s, (const char *const[]){ "write", marker, "y", NULL });
-	cr_expect(strstr(out, "settings.json' is a symbolic link in a directory the session "
-			      "may write") != NULL, "%s", out);
-	cr_expect(!exists(marker));
-	free(out);
-	/* control: a real file */
-	cr_assert_eq(unlink(settings), 0);
-	write_file(settings, "{}\n", 0644);
-	RUN(&s, "unlink", settings);
-	EXPECT(&s, fmt("unlink %s", settings), "EBUSY");
-
-	/* .git/hooks linked elsewhere in the project */
 	char *git = fmt("%s/.git", s.proj), *hooks = fmt("%s/hooks", git);
 	write_file(fmt("%s/config", git), "[core]\n", 0644);
 	cr_assert_eq(mkdir(fmt("%s/scripts", s.proj), 0755), 0);
 	cr_assert_eq(symlink("../scripts", hooks), 0);
-	out = sb_fail(&s, (const char *const[]){ "write", marker, "y", NULL });
-	cr_expect(strstr(out, "hooks' is a symbolic link in the writable project") != NULL,
-		  "%s", out);
-	free(out);
-	s.pol.fs_rw = false;
-	RUN(&s, "read", fmt("%s/README", s.proj));
-	EXPECT(&s, fmt("read %s/README", s.proj), "ok project readme");
+	RUN(&s, "write", fmt("%s/hooks/pre-commit", git), "evil", "unlink", hooks);
+	EXPECT(&s, fmt("unlink %s", hooks), "EROFS");
 
 	/* .git itself a link */
 	rm_rf(git);
 	char *elsewhere = fmt("%s/gitdir", s.root);
 	write_file(fmt("%s/config", elsewhere), "[core]\n", 0644);
 	cr_assert_eq(symlink(elsewhere, git), 0);
-	s.pol.fs_rw = true;
-	out = sb_fail(&s, (const char *const[]){ "write", marker, "y", NULL });
+	char *out = sb_fail(&s, (const char *const[]){ "write", marker, "y", NULL });
 	cr_expect(strstr(out, ".git' is a symbolic link in the writable project") != NULL,
 		  "%s", out);
 	free(out);
+	s.pol.fs_rw = false;
+	RUN(&s, "read", fmt("%s/README", s.proj));
+	EXPECT(&s, fmt("read %s/README", s.proj), "ok project readme");
 	free(marker);
 	sb_free(&s);
 }
@@ -1118,7 +1142,7 @@ Test(sandbox, user_namespaces_disabled_fails_closed)
 			.policy = &s.pol, .argv = argv, .project = s.proj, .home = s.home,
 			.private_home = s.priv, .exe = s.probe, .host_env = environ,
 		};
-		sandbox_exec(&in, &err);
+		sandbox_exec(&in, -1, &err);
 		printf("EXEC-FAILED: %s\n", err ? err : "?");
 		fflush(stdout);
 		_exit(99);

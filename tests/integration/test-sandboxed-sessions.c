@@ -39,6 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "sandbox.h"
 #include "support.h"
 
 static struct tenv te;
@@ -67,11 +68,24 @@ probe_harness(const char *name, const char *args)
 		   te.home, name, args);
 }
 
-/* Where NAME's results land on the host: sandboxed, in its private home. */
+/* NAME's private home for project dir, on the host. */
+static char *
+priv_home(const char *name, const char *dir)
+{
+	char *root;
+
+	setenv("XDG_DATA_HOME", fmt("%s/.local/share", te.home), 1);
+	root = sandbox_state_root(name, dir);
+	cr_assert_not_null(root);
+	return fmt("%s/home", root);
+}
+
+/* Where NAME's results land on the host: sandboxed, in its private home
+ * (per harness and project). */
 static char *
 sbx_out(const char *name)
 {
-	return fmt("%s/.local/share/hqt/homes/%s/%s.out", te.home, name, name);
+	return fmt("%s/%s.out", priv_home(name, proj), name);
 }
 
 /* Unsandboxed, in the (test's) real home. */
@@ -161,6 +175,25 @@ pane_format(long id, const char *format)
 	free(r.err);
 	return r.out;
 }
+
+/* The pid of bwrap in session id's pane: the child of the pane's process
+ * (hqt's supervisor), or 0. */
+static pid_t
+pane_bwrap(long id)
+{
+	char *pp = pane_format(id, "#{pane_pid}");
+	char *kids = slurp(fmt("/proc/%s/task/%s/children", pp, pp));
+	pid_t pid = kids != NULL ? (pid_t)strtol(kids, NULL, 10) : 0;
+	char *comm = pid > 0 ? slurp(fmt("/proc/%d/comm", (int)pid)) : NULL;
+
+	if (comm == NULL || strcmp(comm, "bwrap\n") != 0)
+		pid = 0;
+	free(comm);
+	free(kids);
+	free(pp);
+	return pid;
+}
+
 
 static char *
 pane_text(long id)
@@ -434,11 +467,15 @@ Test(sandboxed, skip_flags_and_is_sandbox_only_when_sandboxed)
 	 * without IS_SANDBOX=1 would have ended the sandboxed one at once). */
 	wait_pane(plain, "? for shortcuts");
 	wait_pane(boxed, "? for shortcuts");
-	/* And the sandboxed one really is: its pane runs bwrap. */
+	/* And the sandboxed one really is: its pane runs hqt's supervisor,
+	 * whose child is bwrap. */
 	char *pid = pane_format(boxed, "#{pane_pid}");
-	char *comm = slurp(fmt("/proc/%s/comm", pid));
-	cr_expect(comm != NULL && strcmp(comm, "bwrap\n") == 0, "pane %s runs %s", pid, comm);
+	char *kids = slurp(fmt("/proc/%s/task/%s/children", pid, pid));
+	char *comm = kids != NULL ? slurp(fmt("/proc/%ld/comm", strtol(kids, NULL, 10))) : NULL;
+	cr_expect(comm != NULL && strcmp(comm, "bwrap\n") == 0, "pane %s's child runs %s", pid,
+		  comm);
 	free(comm);
+	free(kids);
 	free(pid);
 }
 
@@ -662,15 +699,15 @@ Test(sandboxed, kill_9_of_the_pane_process_leaves_no_harness)
 	char *pp = pane_format(id, "#{pane_pid}");
 	pid_t pane_pid = (pid_t)strtol(pp, NULL, 10);
 	char *comm = slurp(fmt("/proc/%d/comm", (int)pane_pid));
-	cr_assert(comm != NULL && strcmp(comm, "bwrap\n") == 0, "pane_pid %d is %s", (int)pane_pid,
-		  comm);
+	/* the pane runs hqt's supervisor, bwrap its child */
+	cr_assert(pane_bwrap(id) > 0, "pane_pid %d (%s) has no bwrap child", (int)pane_pid, comm);
 	/* control: the harness (and bwrap's own processes) are seen by the scan */
 	int n = count_marked(marker, &harness);
 	cr_assert_neq(harness, 0, "control: the harness process is not found");
 	cr_assert_geq(n, 2, "control: %d processes", n);
 
 	cr_assert_eq(kill(pane_pid, SIGKILL), 0);
-	cr_expect(wait_for(none_marked, marker, 3000), "%d process(es) outlived bwrap (harness %d)",
+	cr_expect(wait_for(none_marked, marker, 3000), "%d process(es) outlived the supervisor (harness %d)",
 		  count_marked(marker, NULL), (int)harness);
 	free(comm);
 	free(pp);
@@ -704,7 +741,7 @@ Test(sandboxed, home_persists_per_harness_never_in_the_host_home)
 	cr_assert_eq(unlink(out1), 0);
 	/* written into homer's private home, never the host's */
 	cr_expect(!exists(note), "the sandbox wrote the host home");
-	char *kept = fmt("%s/.local/share/hqt/homes/homer/note", te.home);
+	char *kept = fmt("%s/note", priv_home("homer", proj));
 	char *text = slurp(kept);
 	cr_expect(text != NULL && strcmp(text, "from-homer") == 0, "%s: %s", kept, text);
 	free(text);
@@ -781,11 +818,7 @@ Test(sandboxed, resume_reapplies_the_stored_policy)
 	cr_expect_str_eq(json_string_value(json_object_get(sb, "fs")), "ro");
 	cr_expect(json_is_false(json_object_get(sb, "net")));
 	json_decref(s);
-	char *pp = pane_format(id, "#{pane_pid}");
-	char *comm = slurp(fmt("/proc/%s/comm", pp));
-	cr_expect(comm != NULL && strcmp(comm, "bwrap\n") == 0, "resumed pane runs %s", comm);
-	free(comm);
-	free(pp);
+	cr_expect(pane_bwrap(id) > 0, "the resumed pane runs no bwrap");
 	cr_expect(!exists(planted));
 
 	/* Control: a new session under the new defaults (rw, net on) does both. */
@@ -909,7 +942,8 @@ Test(sandboxed, no_harness_settings_planted_in_the_project)
 
 /*
  * The script claude's status line runs, in ~/.claude (where claude's own
- * /statusline puts it): read-only, the directory around it still writable.
+ * /statusline puts it): shown read-only; the directory around it is the
+ * session's own, never the host's.
  * Set up after the session was made: what is protected follows the
  * settings as they are at each start, not as they were at `hqt new`.
  */
@@ -934,7 +968,7 @@ Test(sandboxed, claude_status_line_script_read_only)
 			rw = (long)i;
 	}
 	cr_expect(ro >= 0, "no --ro-bind of %s", script);
-	cr_expect(rw >= 0 && rw < ro, "~/.claude not writable under it");
+	cr_expect(rw < 0, "the host's ~/.claude is bound writable");
 	json_decref(s);
 	free(script);
 	free(dir);
@@ -1174,8 +1208,9 @@ Test(sandboxed, dry_run_and_show_print_the_argv_that_runs)
 	/* And show is what the pane runs: bwrap's own argv, from /proc.  Only
 	 * TERM may differ: the pane's TERM is tmux's (default-terminal), hqt's
 	 * own is the terminal hqt ran in. */
-	char *pp = pane_format(id, "#{pane_pid}");
-	char *path = fmt("/proc/%s/cmdline", pp);
+	pid_t bw = pane_bwrap(id);
+	cr_assert_gt(bw, 0, "no bwrap under the pane's supervisor");
+	char *path = fmt("/proc/%d/cmdline", (int)bw);
 	size_t len, k = 0;
 	char *cmd = read_bin(path, &len);
 	cr_assert_not_null(cmd);
@@ -1212,7 +1247,6 @@ Test(sandboxed, dry_run_and_show_print_the_argv_that_runs)
 	free_words(w, n);
 	free(cmd);
 	free(path);
-	free(pp);
 	free(out);
 	free(line);
 	free(cline);

@@ -161,7 +161,7 @@ Test(plugin_host, every_bad_fixture_refused_with_its_reason_good_ones_load)
 	/* The host is unharmed: a loaded plugin still builds its command. */
 	const struct harness *h = registry_harness(&reg, "fixture_good");
 	cr_assert_not_null(h);
-	struct hqt_request req = { sizeof req, "/srv/p", NULL, NULL, 0, 0, 0 };
+	struct hqt_request req = { .struct_size = sizeof req, .project_path = "/srv/p" };
 	struct hqt_cmd cmd;
 	char *err = NULL;
 	cmd_init(&cmd);

@@ -83,8 +83,10 @@ harness(const char *name)
 static struct hqt_request
 request(const char *id, const char *model, int sandboxed, unsigned uid)
 {
-	return (struct hqt_request){ sizeof(struct hqt_request), project, id, model,
-				     sandboxed, uid, time(NULL) - 60 };
+	return (struct hqt_request){ .struct_size = sizeof(struct hqt_request),
+				     .project_path = project, .harness_session_id = id,
+				     .model = model, .sandboxed = sandboxed, .uid = uid,
+				     .spawned_at = time(NULL) - 60 };
 }
 
 static void
@@ -266,18 +268,25 @@ Test(plugins, claude_skip_flags_and_binds)
 	harness_skip_flags(harness("claude"), &flags);
 	expect_words(&flags, "--dangerously-skip-permissions", NULL);
 	harness_binds(harness("claude"), &b);
-	expect_bind(&b, ".claude", HQT_BIND_RW);
+	expect_bind(&b, ".claude", HQT_BIND_STATE);
 	expect_bind(&b, ".claude.json", HQT_BIND_SEED | HQT_BIND_RW);
-	expect_bind(&b, ".claude/settings.json", HQT_BIND_PROTECT);
-	expect_bind(&b, ".claude/settings.local.json", HQT_BIND_PROTECT);
-	expect_bind(&b, ".claude/hooks/", HQT_BIND_PROTECT);
-	expect_bind(&b, ".claude/plugins/", HQT_BIND_PROTECT);
-	expect_bind(&b, ".claude/commands/", HQT_BIND_PROTECT);
-	expect_bind(&b, ".claude/agents/", HQT_BIND_PROTECT);
-	expect_bind(&b, ".claude/skills/", HQT_BIND_PROTECT);
+	/* what the user set up: read-only over the session's own ~/.claude */
+	expect_bind(&b, ".claude/settings.json", HQT_BIND_RO);
+	expect_bind(&b, ".claude/settings.local.json", HQT_BIND_RO);
+	expect_bind(&b, ".claude/CLAUDE.md", HQT_BIND_RO);
+	expect_bind(&b, ".claude/rules/", HQT_BIND_RO);
+	expect_bind(&b, ".claude/hooks/", HQT_BIND_RO);
+	expect_bind(&b, ".claude/plugins/", HQT_BIND_RO);
+	expect_bind(&b, ".claude/commands/", HQT_BIND_RO);
+	expect_bind(&b, ".claude/agents/", HQT_BIND_RO);
+	expect_bind(&b, ".claude/skills/", HQT_BIND_RO);
+	expect_bind(&b, ".claude/output-styles/", HQT_BIND_RO);
+	expect_bind(&b, ".claude/keybindings.json", HQT_BIND_RO);
+	expect_bind(&b, ".claude/.credentials.json", HQT_BIND_RO);
 	expect_bind(&b, ".claude/", HQT_BIND_PROJECT | HQT_BIND_PROTECT);
 	expect_bind(&b, ".mcp.json", HQT_BIND_PROJECT | HQT_BIND_PROTECT);
-	cr_expect_eq(b.n, 11);
+	expect_bind(&b, "CLAUDE.local.md", HQT_BIND_PROJECT | HQT_BIND_PROTECT);
+	cr_expect_eq(b.n, 17);
 	strv_clear(&flags);
 	binds_clear(&b);
 }
@@ -310,11 +319,11 @@ Test(plugins, claude_protects_the_scripts_its_settings_run)
 		   " \"permissions\": {\"allow\": [\"Read(~/.claude/notes.md)\"]},\n"
 		   " \"other\": \"~/.claude/other.sh\"}\n", 0600);
 	harness_binds(harness("claude"), &b);
-	expect_bind(&b, ".claude/statusline-command.sh", HQT_BIND_PROTECT);
-	expect_bind(&b, ".claude/scripts/guard.py", HQT_BIND_PROTECT);
-	expect_bind(&b, ".claude/key.sh", HQT_BIND_PROTECT);
-	expect_bind(&b, ".claude/braced.sh", HQT_BIND_PROTECT);
-	cr_expect_eq(b.n, 15, "only those four more");
+	expect_bind(&b, ".claude/statusline-command.sh", HQT_BIND_RO);
+	expect_bind(&b, ".claude/scripts/guard.py", HQT_BIND_RO);
+	expect_bind(&b, ".claude/key.sh", HQT_BIND_RO);
+	expect_bind(&b, ".claude/braced.sh", HQT_BIND_RO);
+	cr_expect_eq(b.n, 21, "only those four more");
 	for (size_t i = 0; i < b.n; i++)
 		cr_expect(!strstr(b.v[i].path, "notes.md") && !strstr(b.v[i].path, "other.sh") &&
 			  !strstr(b.v[i].path, ".bashrc") && !strstr(b.v[i].path, "/usr/bin") &&
@@ -325,7 +334,7 @@ Test(plugins, claude_protects_the_scripts_its_settings_run)
 	/* Not JSON: nothing more, and no crash. */
 	write_file(fmt("%s/settings.json", claude), "{\"command\": \"~/.claude/key.sh\"", 0600);
 	harness_binds(harness("claude"), &b);
-	cr_expect_eq(b.n, 11);
+	cr_expect_eq(b.n, 17);
 	binds_clear(&b);
 	free(claude);
 }
@@ -379,20 +388,24 @@ Test(plugins, codex_home_binds_and_env)
 	char *env = fmt("CODEX_HOME=%s", alt);
 
 	harness_binds(harness("codex"), &b);
-	expect_bind(&b, ".codex", HQT_BIND_RW);
-	expect_bind(&b, ".codex/config.toml", HQT_BIND_PROTECT);
+	expect_bind(&b, ".codex", HQT_BIND_STATE);
+	expect_bind(&b, ".codex/config.toml", HQT_BIND_RO);
+	expect_bind(&b, ".codex/AGENTS.md", HQT_BIND_RO);
+	expect_bind(&b, ".codex/rules", HQT_BIND_RO);
+	expect_bind(&b, ".codex/auth.json", HQT_BIND_RO);
 	expect_bind(&b, ".codex/", HQT_BIND_PROJECT | HQT_BIND_PROTECT);
-	cr_expect_eq(b.n, 3);
+	expect_bind(&b, "AGENTS.override.md", HQT_BIND_PROJECT | HQT_BIND_PROTECT);
+	cr_expect_eq(b.n, 11);
 	binds_clear(&b);
 	harness_skip_flags(harness("codex"), &flags);
 	expect_words(&flags, "--dangerously-bypass-approvals-and-sandbox", NULL);
 
 	setenv("CODEX_HOME", alt, 1);
 	harness_binds(harness("codex"), &b);
-	expect_bind(&b, alt, HQT_BIND_RW);
-	expect_bind(&b, cfgfile, HQT_BIND_PROTECT);
+	expect_bind(&b, alt, HQT_BIND_STATE);
+	expect_bind(&b, cfgfile, HQT_BIND_RO);
 	expect_bind(&b, ".codex/", HQT_BIND_PROJECT | HQT_BIND_PROTECT); /* the project's, wherever CODEX_HOME is */
-	cr_expect_eq(b.n, 3);
+	cr_expect_eq(b.n, 11);
 	binds_clear(&b);
 
 	/* What config.toml runs from inside the codex home: protected. */
@@ -406,9 +419,9 @@ Test(plugins, codex_home_binds_and_env)
 		   0600);
 	cr_assert_eq(mkdir(fmt("%s/sessions", alt), 0755), 0);
 	harness_binds(harness("codex"), &b);
-	expect_bind(&b, notify, HQT_BIND_PROTECT);
-	expect_bind(&b, mcp, HQT_BIND_PROTECT);
-	cr_expect_eq(b.n, 5, "no directory, nothing outside the home");
+	expect_bind(&b, notify, HQT_BIND_RO);
+	expect_bind(&b, mcp, HQT_BIND_RO);
+	cr_expect_eq(b.n, 13, "no directory, nothing outside the home");
 	free(notify);
 	free(mcp);
 	spawn(&c, "codex", request(NULL, NULL, 1, 1000));
@@ -451,15 +464,20 @@ Test(plugins, kiro_binds_follow_xdg_data_home)
 	struct hqt_cmd c;
 
 	harness_binds(harness("kiro"), &b);
-	expect_bind(&b, ".kiro", HQT_BIND_RW);
-	expect_bind(&b, ".local/share/kiro-cli", HQT_BIND_RW);
-	expect_bind(&b, ".aws/sso/cache", HQT_BIND_RW);
-	expect_bind(&b, ".kiro/settings/", HQT_BIND_PROTECT);
-	expect_bind(&b, ".kiro/agents/", HQT_BIND_PROTECT);
+	expect_bind(&b, ".kiro", HQT_BIND_STATE);
+	expect_bind(&b, ".local/share/kiro-cli", HQT_BIND_STATE);
+	/* kiro's own token, never the whole SSO cache */
+	expect_bind(&b, ".aws/sso/cache/kiro-auth-token.json", HQT_BIND_RO);
+	for (size_t i = 0; i < b.n; i++)
+		cr_expect(strcmp(b.v[i].path, fmt("%s/.aws/sso/cache", home)) != 0);
+	expect_bind(&b, ".kiro/settings/", HQT_BIND_RO);
+	expect_bind(&b, ".kiro/agents/", HQT_BIND_RO);
+	expect_bind(&b, ".kiro/steering/", HQT_BIND_RO);
 	expect_bind(&b, ".kiro/settings/", HQT_BIND_PROJECT | HQT_BIND_PROTECT);
 	expect_bind(&b, ".kiro/agents/", HQT_BIND_PROJECT | HQT_BIND_PROTECT);
 	expect_bind(&b, ".kiro/hooks/", HQT_BIND_PROJECT | HQT_BIND_PROTECT);
-	cr_expect_eq(b.n, 8);
+	expect_bind(&b, ".kiro/steering/", HQT_BIND_PROJECT | HQT_BIND_PROTECT);
+	cr_expect_eq(b.n, 13);
 	binds_clear(&b);
 
 	/* What its agents and MCP servers run from inside ~/.kiro: protected. */
@@ -473,16 +491,16 @@ Test(plugins, kiro_binds_follow_xdg_data_home)
 		   "{\"mcpServers\": {\"x\": {\"command\": \"node\", "
 		   "\"args\": [\"~/.kiro/mcp/server.js\", \"--port=1\"]}}}\n", 0644);
 	harness_binds(harness("kiro"), &b);
-	expect_bind(&b, ".kiro/scripts/spawn.sh", HQT_BIND_PROTECT);
-	expect_bind(&b, ".kiro/mcp/server.js", HQT_BIND_PROTECT);
-	cr_expect_eq(b.n, 10, "not the prompt file");
+	expect_bind(&b, ".kiro/scripts/spawn.sh", HQT_BIND_RO);
+	expect_bind(&b, ".kiro/mcp/server.js", HQT_BIND_RO);
+	cr_expect_eq(b.n, 15, "not the prompt file");
 	binds_clear(&b);
 	harness_skip_flags(harness("kiro"), &flags);
 	expect_words(&flags, "--trust-all-tools", NULL);
 
 	setenv("XDG_DATA_HOME", "/srv/data", 1);
 	harness_binds(harness("kiro"), &b);
-	expect_bind(&b, "/srv/data/kiro-cli", HQT_BIND_RW);
+	expect_bind(&b, "/srv/data/kiro-cli", HQT_BIND_STATE);
 	spawn(&c, "kiro", request(NULL, NULL, 1, 1000));
 	expect_words(&c.env, "XDG_DATA_HOME=/srv/data", NULL);
 	cmd_clear(&c);
@@ -533,8 +551,8 @@ Test(plugins, generic_builds_from_its_section)
 	expect_words(&flags, "--yes-always", "--no-check-update", NULL);
 	harness_binds(harness("aider"), &b);
 	expect_bind(&b, ".aider.conf.yml", HQT_BIND_RO);
-	expect_bind(&b, ".aider", HQT_BIND_RW);
-	expect_bind(&b, "/srv/cache", HQT_BIND_RW);
+	expect_bind(&b, ".aider", HQT_BIND_STATE); /* writable: the session's own */
+	expect_bind(&b, "/srv/cache", HQT_BIND_STATE);
 	expect_bind(&b, ".aider.conf.yml", HQT_BIND_PROJECT | HQT_BIND_PROTECT);
 	expect_bind(&b, "hooks/ci/", HQT_BIND_PROJECT | HQT_BIND_PROTECT);
 	cr_expect_eq(b.n, 5);

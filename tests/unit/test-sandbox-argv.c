@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "sandbox.h"
+#include "seccomp-filter.h"
 #include "support.h"
 #include "util.h"
 
@@ -38,7 +39,7 @@ fx_init(struct fx *f)
 	f->root = realpath(t, NULL);
 	free(t);
 	f->home = fmt("%s/home", f->root);
-	f->priv = fmt("%s/data/hqt/homes/claude", f->root);
+	f->priv = fmt("%s/data/hqt/sandbox/claude/proj-0123456789abcdef/home", f->root);
 	f->proj = fmt("%s/proj", f->root);
 	mkdir(f->home, 0755);
 	mkdir(f->proj, 0755);
@@ -193,7 +194,15 @@ Test(sandbox_argv, system_dirs_read_only_and_private_scratch)
 	fx_init(&f);
 	build_ok(&f);
 	cr_assert_geq(find3(&f.av, "--ro-bind", "/usr", "/usr"), 0);
-	cr_assert_geq(find3(&f.av, "--ro-bind", "/etc", "/etc"), 0);
+	/* /etc by allowlist: its own tmpfs, the allowed names, read-only last */
+	cr_assert_lt(find3(&f.av, "--ro-bind", "/etc", "/etc"), 0);
+	cr_assert_geq(find3(&f.av, "--tmpfs", "/etc", NULL), 0);
+	cr_assert_geq(find3(&f.av, "--ro-bind", "/etc/passwd", "/etc/passwd"), 0);
+	cr_assert_lt(find3(&f.av, "--ro-bind", "/etc/shadow", NULL), 0);
+	cr_assert_lt(find3(&f.av, "--ro-bind", "/etc/ssl/private", NULL), 0);
+	cr_assert_gt(find3(&f.av, "--remount-ro", "/etc", NULL),
+		     find3(&f.av, "--bind", f.proj, f.proj));
+	cr_assert_lt(find3(&f.av, "--ro-bind", "/opt", "/opt"), 0, "/opt is not shown");
 	cr_assert_geq(find3(&f.av, "--proc", "/proc", NULL), 0);
 	cr_assert_geq(find3(&f.av, "--dev", "/dev", NULL), 0);
 	cr_assert_geq(find3(&f.av, "--tmpfs", "/tmp", NULL), 0);
@@ -300,70 +309,42 @@ Test(sandbox_argv, binds_resolved_with_realpath_and_link_recreated)
 	fx_free(&f);
 }
 
-Test(sandbox_argv, git_protected_after_project_and_pinned)
+Test(sandbox_argv, git_dir_read_only_after_project)
 {
 	struct fx f;
 
 	fx_init(&f);
 	char *git = fmt("%s/.git", f.proj), *hooks = fmt("%s/.git/hooks", f.proj);
-	char *cfg = fmt("%s/.git/config", f.proj);
 	mkdir(git, 0755);
 	mkdir(hooks, 0755);
-	write_file(cfg, "[core]\n\tbare = false\n", 0644);
+	write_file(fmt("%s/.git/config", f.proj), "[core]\n\tbare = false\n", 0644);
 	build_ok(&f);
 	long proj = find3(&f.av, "--bind", f.proj, f.proj);
-	long pin = find3(&f.av, "--bind", git, git);
-	long h = find3(&f.av, "--ro-bind", hooks, hooks);
-	long c = find3(&f.av, "--ro-bind", cfg, cfg);
+	long g = find3(&f.av, "--ro-bind", git, git);
 	cr_assert_geq(proj, 0);
-	cr_assert_gt(pin, proj, ".git must be pinned so it cannot be renamed away");
-	cr_assert_gt(h, pin);
-	cr_assert_gt(c, pin);
+	cr_assert_gt(g, proj, "the whole git directory, read-only, after the project");
+	cr_assert_lt(find3(&f.av, "--ro-bind", hooks, hooks), 0, "no list of names inside it");
 
 	/* fs = ro: the whole project is read-only, nothing more to do */
 	f.pol.fs_rw = false;
 	build_ok(&f);
-	cr_assert_lt(find3(&f.av, "--ro-bind", hooks, hooks), 0);
+	cr_assert_lt(find3(&f.av, "--ro-bind", git, git), 0);
 	fx_free(&f);
 }
 
-Test(sandbox_argv, git_submodule_dirs_protected)
+
+Test(sandbox_argv, no_git_dir_placeholder_made_by_prepare)
 {
 	struct fx f;
 	struct stat st;
 
 	fx_init(&f);
-	char *mods = fmt("%s/.git/modules", f.proj);
-	write_file(fmt("%s/.git/config", f.proj), "[core]\n", 0644);
-	write_file(fmt("%s/lib/config", mods), "[core]\n", 0644);
-	write_file(fmt("%s/a/b/config", mods), "[core]\n", 0644);
+	char *git = fmt("%s/.git", f.proj);
 	build_ok(&f);
-	cr_assert_geq(find3(&f.av, "--ro-bind", fmt("%s/lib/config", mods), NULL), 0);
-	cr_assert_geq(find3(&f.av, "--ro-bind", fmt("%s/lib/hooks", mods), NULL), 0);
-	cr_assert_geq(find3(&f.av, "--ro-bind", fmt("%s/a/b/config", mods), NULL), 0);
-	cr_assert_geq(find3(&f.av, "--bind", fmt("%s/a/b", mods), fmt("%s/a/b", mods)), 0);
-	/* modules/a is only a directory of names, not a git dir */
-	cr_assert_lt(find3(&f.av, "--ro-bind", fmt("%s/a/hooks", mods), NULL), 0);
+	cr_assert_geq(find3(&f.av, "--ro-bind", git, git), 0);
+	cr_assert_neq(stat(git, &st), 0, "the builder changes nothing");
 	cr_assert_eq(sandbox_prepare(&f.in, &f.err), 0, "%s", f.err ? f.err : "");
-	cr_assert_eq(stat(fmt("%s/lib/hooks", mods), &st), 0);
-	cr_assert_neq(stat(fmt("%s/a/hooks", mods), &st), 0);
-	fx_free(&f);
-}
-
-Test(sandbox_argv, git_hooks_missing_created_by_prepare)
-{
-	struct fx f;
-	struct stat st;
-
-	fx_init(&f);
-	char *hooks = fmt("%s/.git/hooks", f.proj);
-	write_file(fmt("%s/.git/config", f.proj), "[core]\n", 0644);
-	build_ok(&f);
-	cr_assert_geq(find3(&f.av, "--ro-bind", hooks, hooks), 0,
-		      "a missing hooks dir is still protected");
-	cr_assert_neq(stat(hooks, &st), 0, "the builder changes nothing");
-	cr_assert_eq(sandbox_prepare(&f.in, &f.err), 0, "%s", f.err ? f.err : "");
-	cr_assert_eq(stat(hooks, &st), 0);
+	cr_assert_eq(stat(git, &st), 0);
 	cr_assert(S_ISDIR(st.st_mode));
 	fx_free(&f);
 }
@@ -403,7 +384,7 @@ Test(sandbox_argv, worktree_git_dir_read_only)
 	fx_free(&f);
 }
 
-Test(sandbox_argv, protect_on_top_and_placeholder)
+Test(sandbox_argv, state_private_configuration_on_top)
 {
 	struct fx f;
 	struct stat st;
@@ -414,19 +395,38 @@ Test(sandbox_argv, protect_on_top_and_placeholder)
 	char *local = fmt("%s/settings.local.json", claude);
 	mkdir(claude, 0700);
 	write_file(settings, "{\"hooks\":{}}\n", 0600);
-	sandbox_policy_add_bind(&f.pol, claude, HQT_BIND_RW);
-	sandbox_policy_add_bind(&f.pol, settings, HQT_BIND_PROTECT);
+	sandbox_policy_add_bind(&f.pol, claude, HQT_BIND_STATE);
+	sandbox_policy_add_bind(&f.pol, settings, HQT_BIND_RO);
 	sandbox_policy_add_bind(&f.pol, local, HQT_BIND_PROTECT);
 	build_ok(&f);
-	long rw = find3(&f.av, "--bind", claude, claude);
+	cr_assert(!mentions(&f.av, claude) || find3(&f.av, "--bind", claude, claude) < 0,
+		  "the host's state directory is never bound writable");
+	cr_assert_lt(find3(&f.av, "--bind", claude, claude), 0);
+	long h = find3(&f.av, "--bind", f.priv, f.home);
 	long s = find3(&f.av, "--ro-bind", settings, settings);
-	long l = find3(&f.av, "--ro-bind", local, local);
-	cr_assert_gt(s, rw);
-	cr_assert_gt(l, rw, "a missing settings file is protected too");
-	cr_assert_neq(stat(local, &st), 0);
+	cr_assert_geq(h, 0);
+	cr_assert_gt(s, h, "the user's settings read-only over the private state");
+	cr_assert_lt(find3(&f.av, "--ro-bind", local, local), 0, "a missing one is skipped");
 	cr_assert_eq(sandbox_prepare(&f.in, &f.err), 0, "%s", f.err ? f.err : "");
-	cr_assert_str_eq(slurp(local), "{}\n");
+	cr_assert_neq(stat(local, &st), 0, "nothing is made in the host's state");
+	cr_assert_eq(stat(fmt("%s/.claude", f.priv), &st), 0, "the private state directory");
+	cr_assert(S_ISDIR(st.st_mode));
+	cr_assert_eq(stat(fmt("%s/.claude/settings.json", f.priv), &st), 0, "its mount point");
 	cr_assert_str_eq(slurp(settings), "{\"hooks\":{}}\n", "an existing file is never touched");
+
+	/* a state directory outside the home: a private one bound there */
+	char *codex = fmt("%s/srv-codex", f.root);
+	sandbox_policy_add_bind(&f.pol, codex, HQT_BIND_STATE);
+	sandbox_policy_add_bind(&f.pol, fmt("%s/config.toml", codex), HQT_BIND_RO);
+	write_file(fmt("%s/config.toml", codex), "model = \"o3\"\n", 0600);
+	strv_clear(&f.av);
+	build_ok(&f);
+	char *root = fmt("%s/data/hqt/sandbox/claude/proj-0123456789abcdef", f.root), *priv_codex = fmt("%s/root%s", root, codex);
+	long c = find3(&f.av, "--bind", priv_codex, codex);
+	cr_assert_geq(c, 0);
+	cr_assert_gt(find3(&f.av, "--ro-bind", fmt("%s/config.toml", codex), NULL), c);
+	cr_assert_eq(sandbox_prepare(&f.in, &f.err), 0, "%s", f.err ? f.err : "");
+	cr_assert_eq(stat(fmt("%s/config.toml", priv_codex), &st), 0, "its mount point");
 	fx_free(&f);
 }
 
@@ -848,7 +848,6 @@ Test(sandbox_json, malformed_refused_and_policy_untouched)
 Test(sandbox_json, from_config)
 {
 	struct sandbox_defaults d = { .enabled = true, .fs_rw = false, .net = false };
-	struct hqt_binds pb = { NULL, 0 };
 	struct sandbox_policy p;
 
 	strv_init(&d.ro_binds);
@@ -857,17 +856,16 @@ Test(sandbox_json, from_config)
 	strv_push(&d.ro_binds, "/srv/ref");
 	strv_push(&d.rw_binds, "/srv/out");
 	strv_push(&d.env, "AWS_PROFILE");
-	binds_add(&pb, "/home/u/.claude", HQT_BIND_RW);
+	d.allow_ptrace = true;
 	sandbox_policy_init(&p);
-	sandbox_policy_from_config(&p, &d, &pb);
-	cr_assert(!p.fs_rw && !p.net);
-	cr_assert_eq(p.nbinds, 3);
+	sandbox_policy_from_config(&p, &d);
+	cr_assert(!p.fs_rw && !p.net && p.allow_ptrace);
+	/* the plugin's binds are added at every start, never stored */
+	cr_assert_eq(p.nbinds, 2);
 	cr_assert_str_eq(p.binds[0].path, "/srv/ref");
 	cr_assert_eq(p.binds[1].flags, HQT_BIND_RW);
-	cr_assert_str_eq(p.binds[2].path, "/home/u/.claude");
 	cr_assert_str_eq(p.env_names.v[0], "AWS_PROFILE");
 	sandbox_policy_free(&p);
-	binds_clear(&pb);
 	strv_clear(&d.ro_binds);
 	strv_clear(&d.rw_binds);
 	strv_clear(&d.env);
@@ -915,7 +913,7 @@ Test(sandbox_probe, explains_bwrap_errors)
 Test(sandbox_seccomp, program_exports)
 {
 	char *err = NULL;
-	int fd = sandbox_seccomp_fd(&err);
+	int fd = sandbox_seccomp_fd(0, &err);
 	struct stat st;
 
 	cr_assert_geq(fd, 0, "%s", err);
@@ -938,7 +936,16 @@ Test(sandbox_misc, find_exe_and_private_home)
 	cr_assert_eq(sandbox_find_exe("data", fmt("%s/bin", d), &out), -1, "not executable");
 	cr_assert_eq(sandbox_find_exe("nope", fmt("%s/bin", d), &out), -1);
 	setenv("XDG_DATA_HOME", "/x/data", 1);
-	cr_assert_str_eq(sandbox_private_home("claude"), "/x/data/hqt/homes/claude");
-	cr_assert_null(sandbox_private_home("../etc"));
+	/* per harness and project: the name, then a hash of the real path */
+	char *a = sandbox_state_root("claude", "/nonexistent/web app");
+	char *b = sandbox_state_root("claude", "/other/web app");
+	cr_assert(strncmp(a, "/x/data/hqt/sandbox/claude/web_app-", 35) == 0, "%s", a);
+	cr_assert_eq(strlen(a), 35 + 16);
+	cr_assert_str_neq(a, b);
+	cr_assert_str_eq(sandbox_state_root("claude", "/nonexistent/web app"), a);
+	cr_assert_null(sandbox_state_root("../etc", "/p"));
+	cr_assert_null(sandbox_state_root("claude", "relative"));
+	cr_assert_str_eq(sandbox_state_path("/r", "/home/u", "/home/u/.claude"), "/r/home/.claude");
+	cr_assert_str_eq(sandbox_state_path("/r", "/home/u", "/srv/codex"), "/r/root/srv/codex");
 	rm_rf(d);
 }
