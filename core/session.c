@@ -339,7 +339,7 @@ session_exec(struct cmd_ctx *ctx, long long id, bool resume, const char *rundir,
 	struct plan p;
 	int ready = -1, waited = 0;
 	const char *term = getenv("TERM");
-	char *path;
+	char *path, *pane = getenv("TMUX_PANE") != NULL ? xstrdup(getenv("TMUX_PANE")) : NULL;
 
 	if (rundir != NULL) {
 		path = xasprintf("%s/env", rundir);
@@ -395,6 +395,20 @@ session_exec(struct cmd_ctx *ctx, long long id, bool resume, const char *rundir,
 	db_close(ctx->db);
 	ctx->db = NULL;
 	if (p.sandboxed) {
+		bool changed = false;
+
+		/* The terminal: no passthrough, no clipboard, whatever the
+		 * user's tmux.conf says (fail closed). */
+		if (pane == NULL) {
+			set_err(err, "cannot sandbox: not in a tmux pane ($TMUX_PANE unset)");
+			goto fail_plan;
+		}
+		if (cmd_tmux(ctx) != 0 || tmux_box_pane(&ctx->tmux, pane, &changed, err) != 0)
+			goto fail_plan;
+		if (changed)
+			fprintf(stderr, "hqt: tmux's set-clipboard was on; it is now external, so that "
+				"sandboxed panes can neither read nor set the clipboard (copy mode "
+				"still reaches your terminal; see docs/sandbox.md)\n");
 		/* Supervises the sandbox from here; `ready` closes once bwrap
 		 * runs, and this process ends with it. */
 		sandbox_exec(&p.in, ready, err);
@@ -409,6 +423,7 @@ session_exec(struct cmd_ctx *ctx, long long id, bool resume, const char *rundir,
 			spawn_exec(strv_v(&p.cmd.argv), strv_v(&envp), err);
 		strv_clear(&envp);
 	}
+fail_plan:
 	plan_free(&p);
 fail:
 	if (*err == NULL)
@@ -418,6 +433,7 @@ fail:
 		close(ready);
 	db_session_free(s);
 	strv_clear(&env);
+	free(pane);
 	return -1;
 }
 

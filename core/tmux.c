@@ -398,6 +398,54 @@ tmux_kill_server(const struct tmux *t, char **err)
 }
 
 int
+tmux_box_pane(const struct tmux *t, const char *pane, bool *clipboard_changed, char **err)
+{
+	struct strv a = STRV_INIT;
+	struct spawn_result r;
+	char *e = NULL;
+	int rc;
+
+	*clipboard_changed = false;
+	tmux_argv_init(t, &a);
+	strv_push(&a, "set-option");
+	strv_push(&a, "-p");
+	strv_push(&a, "-t");
+	strv_push(&a, pane);
+	strv_push(&a, "allow-passthrough");
+	strv_push(&a, "off");
+	tmux_argv_sep(&a);
+	strv_push(&a, "show-options");
+	strv_push(&a, "-sv");
+	strv_push(&a, "set-clipboard");
+	rc = run_full(t, &a, &r, &e);
+	strv_clear(&a);
+	/*
+	 * tmux 3.3a lets a pane read (OSC 52 "?") and set the clipboard and
+	 * the paste buffers only with set-clipboard on; external still sends
+	 * what the user copies in copy mode to the outer terminal.
+	 */
+	if (rc == 0 && r.out != NULL && strncmp(r.out, "on", 2) == 0 &&
+	    (r.out[2] == '\n' || r.out[2] == '\0')) {
+		spawn_result_free(&r);
+		tmux_argv_init(t, &a);
+		strv_push(&a, "set-option");
+		strv_push(&a, "-s");
+		strv_push(&a, "set-clipboard");
+		strv_push(&a, "external");
+		free(e);
+		e = NULL;
+		rc = run_full(t, &a, &r, &e);
+		strv_clear(&a);
+		*clipboard_changed = rc == 0;
+	}
+	if (rc != 0)
+		set_err(err, "%s", e);
+	free(e);
+	spawn_result_free(&r);
+	return rc < 0 ? -1 : 0;
+}
+
+int
 tmux_version(const struct tmux *t, int *major, int *minor, char **text, char **err)
 {
 	struct strv a = STRV_INIT;

@@ -66,6 +66,15 @@ char *tmux_format_escape(const char *s);
 int tmux_run(const struct tmux *t, const struct strv *argv, struct spawn_result *res,
 	     char **err);
 
+/*
+ * A sandboxed pane's terminal (SPEC §8.4): allow-passthrough off on pane,
+ * and the server's set-clipboard, when on, set to external (a pane can then
+ * neither read nor set the clipboard or the paste buffers).  Run by the
+ * launcher in the pane before the sandbox starts.  *clipboard_changed says
+ * whether set-clipboard was changed.  0, or -1 with *err.
+ */
+int tmux_box_pane(const struct tmux *t, const char *pane, bool *clipboard_changed, char **err);
+
 /* ---- the server and the session ---- */
 
 /* 1 running, 0 not, -1 with *err (tmux missing). */
