@@ -846,17 +846,17 @@ static const char GIT_PAYLOAD[] =
 	"hook() { mkdir -p \"$1\" && printf '#!/bin/sh\\ntouch %s/%s\\n' \"$MARKS\" \"$2\" >\"$1/pre-commit\" &&\n"
 	"  chmod +x \"$1/pre-commit\"; }\n"
 	"for a in $ATTACKS; do case $a in\n"
-	"config) try config git config -f \"$CD/config\" core.fsmonitor \"$(fsm config)\"\n"
+	"config) try config git config -f \"$CD/config\" --replace-all core.fsmonitor \"$(fsm config)\"\n"
 	"  try config-direct sh -c 'printf \"[core]\\n\\tfsmonitor = %s\\n\" \"$1\" >>\"$2\"' sh \"$(fsm config)\" \"$P/.git/config\" ;;\n"
-	"hookspath) hook \"$P/.evil-hooks\" hookspath; try hookspath git config -f \"$CD/config\" core.hooksPath \"$P/.evil-hooks\" ;;\n"
+	"hookspath) hook \"$P/.evil-hooks\" hookspath; try hookspath git config -f \"$CD/config\" --replace-all core.hooksPath \"$P/.evil-hooks\" ;;\n"
 	"hooks) try hooks hook \"$CD/hooks\" hook ;;\n"
-	"commondir) cp -r \"$CD\" \"$P/.evil-common\" && git config -f \"$P/.evil-common/config\" core.fsmonitor \"$(fsm commondir)\"\n"
+	"commondir) cp -r \"$CD\" \"$P/.evil-common\" && git config -f \"$P/.evil-common/config\" --replace-all core.fsmonitor \"$(fsm commondir)\"\n"
 	"  try commondir sh -c 'printf \"%s\\n\" \"$1\" >\"$2\"' sh \"$P/.evil-common\" \"$G/commondir\" ;;\n"
 	"worktree) for w in \"$CD\"/worktrees/*/; do [ -d \"$w\" ] || continue\n"
-	"  rm -rf \"$P/.evil-wt\"; cp -r \"$CD\" \"$P/.evil-wt\" && git config -f \"$P/.evil-wt/config\" core.fsmonitor \"$(fsm worktree)\"\n"
+	"  rm -rf \"$P/.evil-wt\"; cp -r \"$CD\" \"$P/.evil-wt\" && git config -f \"$P/.evil-wt/config\" --replace-all core.fsmonitor \"$(fsm worktree)\"\n"
 	"  try worktree-commondir sh -c 'printf \"%s\\n\" \"$1\" >\"$2\"' sh \"$P/.evil-wt\" \"$w/commondir\"; done ;;\n"
 	"modules) for m in \"$CD\"/modules/*/; do [ -d \"$m\" ] || continue\n"
-	"  try module git config -f \"$m/config\" core.fsmonitor \"$(fsm module)\"; done ;;\n"
+	"  try module git config -f \"$m/config\" --replace-all core.fsmonitor \"$(fsm module)\"; done ;;\n"
 	"skipwt) try skip-worktree git update-index --skip-worktree tracked.txt\n"
 	"  try skip-edit sh -c 'printf \"evil %s\\n\" \"$1\" >>tracked.txt' sh \"$M\" ;;\n"
 	"init) try init git init -q && try init-config git config core.fsmonitor \"$(fsm init)\"\n"
@@ -991,7 +991,7 @@ Test(attacks, git_plants_never_run_on_the_host)
 	git_projects(ctl);
 	mkdir(marks, 0755);
 	mkdir(ctl_marks, 0755);
-	install_payload("claude", GIT_PAYLOAD, true);
+	install_payload("claude", GIT_PAYLOAD, false); /* its own guard */
 
 	/* Control: the same plants made from outside, in copies, do run. */
 	static const char *const names[] = { "g1", "g2", "g3", "n", "mono/sub" };
@@ -1103,7 +1103,7 @@ Test(attacks, ptrace_and_outliving)
 	}
 	char *k = fmt("ptrace-init %s: ", hostns), *v = line_after(text, k);
 	cr_assert(v != NULL && strncmp(v, "SKIP", 4) != 0, "ptrace not tried: %s", v);
-	cr_expect_str_eq(v, "EPERM EPERM", "PTRACE_ATTACH, PTRACE_SEIZE of bwrap's init");
+	cr_expect_str_eq(v, "EPERM EPERM", "PTRACE_ATTACH, PTRACE_SEIZE of bwrap's init: %s", v);
 	free(k);
 	free(v);
 	k = fmt("vm-writev %s: ", hostns);
@@ -1334,7 +1334,9 @@ Test(attacks, terminal_no_clipboard_or_passthrough)
 	}
 
 	/* Control: unsandboxed, the same payload reads and sets (this tmux
-	 * answers OSC 52 with set-clipboard on). */
+	 * answers OSC 52 with set-clipboard on).  The secret on top again. */
+	run_tmux(&r, &te, "set-buffer", secret, NULL);
+	run_free(&r);
 	long c = run_new(&te, "c", "claude", NULL);
 	char *cout = results_in(proj2, "claude", c, NULL);
 	char *want = fmt("reply %s\n", secret);
