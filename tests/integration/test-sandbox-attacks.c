@@ -14,24 +14,33 @@
  * a session working in its own git worktree is found too.  Every refusal has
  * a control that lands, so a broken setup cannot pass.
  *
- * Against main at 5f4df83 (the sandbox before issue 9's rebuild), expected
- * and observed:
- *   host_diff_claude, host_diff_codex  FAIL: the private home is shared by
- *       all sessions of a harness (a plant in ~/.bashrc or ~/.claude of the
- *       first project is seen by the second), and the host's state dirs and
- *       the project's .git are bound writable.
- *   git_plants_never_run_on_the_host   FAIL: .git is writable with fs=rw;
- *       config, hooks, commondir, worktrees/, modules/ plants run on the
- *       host; `git init` works in a project without .git.
- *   ptrace_and_outliving               FAIL: PTRACE_ATTACH/SEIZE of bwrap's
- *       init, process_vm_writev and pidfd_getfd are not refused.
- *   etc_allowlist                      FAIL: /etc is bound whole with a
- *       two-level, 256-entry mask, and /opt is bound whole.
- *   terminal_no_clipboard_or_passthrough FAIL: the pane reads and sets tmux
- *       paste buffers through OSC 52 with set-clipboard on.
- *   codex_capture_not_fed_from_a_sandbox FAIL: the sandboxed session's
- *       rollouts land in the host's ~/.codex and are captured.
- * (The file's own last run is summarised in the commit that changes it.)
+ * Against main at 5f4df83 (the sandbox before issue 9's rebuild), all seven
+ * FAIL, each with its control passing (ctest -R attacks, about 20 s):
+ *   host_diff_claude, host_diff_codex: the session reads other projects'
+ *       transcripts and the harness's history (~/.claude is bound writable
+ *       whole), plants files in ~/.claude, ~/.claude/shell-snapshots, other
+ *       projects' transcript dirs and in every directory of the project's
+ *       .git, appends to ~/.claude/CLAUDE.md and the shell snapshot; bwrap
+ *       leaves ~/.claude/plugins and settings.local.json behind on the host.
+ *       The second session's control also fails: the user's CLAUDE.md (or
+ *       AGENTS.md) as the host has it is not what it sees (the contract wants
+ *       it visible read-only), so its "saw no plant" proves nothing yet.
+ *   git_plants_never_run_on_the_host: commondir, worktrees/<wt>/commondir
+ *       and `git init` plants (non-git project, monorepo sub-directory) run
+ *       on the host's git status; skip-worktree hides an edit; a .git is left
+ *       in the non-git project.  (config, hooks, hooksPath, modules: held.)
+ *   ptrace_and_outliving: PTRACE_ATTACH and PTRACE_SEIZE of bwrap's init,
+ *       process_vm_writev and pidfd_getfd all succeed.  (The kill check
+ *       passes: the probe detaches at once and does not clear init's
+ *       parent-death signal.)
+ *   etc_allowlist: /etc/zz-secret and the 0600 pads past 256 are readable,
+ *       /opt is visible (/etc/a/b/c/secret: held).
+ *   terminal_no_clipboard_or_passthrough: OSC 52 query returns the paste
+ *       buffer, OSC 52 set makes a new top buffer.  DCS passthrough is sent
+ *       but not observed (that needs an attached client; not done).
+ *   codex_capture_not_fed_from_a_sandbox: forged rollouts land in the host's
+ *       ~/.codex and the unsandboxed codex in the other project captures the
+ *       forged id.
  */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE
@@ -750,8 +759,9 @@ host_diff(const char *harness, const char *instructions)
 	char *t = slurp(own_plant);
 	cr_expect(t != NULL && strstr(t, plant) != NULL, "control: no plant in the project %s", workdir);
 	free(t);
-	cr_expect(line_after(out, "read ") == NULL, "secrets read:\n%s", lines_with(out, "read "));
-	cr_expect(strstr(out, "leak ") == NULL, "files with secrets visible:\n%s", lines_with(out, "leak "));
+	char *reads = lines_with(out, "read "), *leaks = lines_with(out, "leak ");
+	cr_expect_str_empty(reads, "secrets read:\n%s", reads);
+	cr_expect_str_empty(leaks, "files with secrets visible:\n%s", leaks);
 	char *secret = fmt("SECRET-%s", tok);
 	cr_expect(strstr(out, secret) == NULL, "a secret is in the results");
 	cr_expect(strstr(out, "\nseen ") == NULL, "plants seen before any:\n%s", lines_with(out, "seen "));
@@ -794,16 +804,18 @@ host_diff(const char *harness, const char *instructions)
 	char *out2 = results_in(proj2, harness, id2, NULL);
 	kill_session(id2);
 	cr_expect(wait_for(none_marked, marker, 5000), "the second session outlived its kill");
+	cr_log_info("second session:\n%.3000s", out2);
 	char *seen = lines_with(out2, "seen ");
 	cr_expect_str_empty(seen, "the second project's session found the first one's plants:\n%s", seen);
 	cr_expect(strstr(out2, "control-seen ") != NULL,
-		  "control: the second session does not see the user's %s", instructions);
-	cr_expect(strstr(out2, secret) == NULL, "a secret is in the second session's results");
+		  "control: the second session does not see the user's %s:\n%s", instructions,
+		  lines_with(out2, "seen"));
+	char *reads2 = lines_with(out2, "read "), *leaks2 = lines_with(out2, "leak ");
+	cr_expect_str_empty(reads2, "the second session read secrets:\n%s", reads2);
+	cr_expect_str_empty(leaks2, "the second session sees files with secrets:\n%s", leaks2);
 	struct snap *h4 = snapshot(te.home);
 	char *dh2 = snap_diff(h3, h4, te.home, home_allowed);
 	cr_expect_str_empty(dh2, "the second session changed the host home:\n%s", dh2);
-	cr_log_info("%s: first session wrote in %zu directories", harness,
-		    strlen(lines_with(out, "wrote ")) ? (size_t)1 : (size_t)0);
 	snap_free(h0);
 	snap_free(h1);
 	snap_free(h2);
