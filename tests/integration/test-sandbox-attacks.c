@@ -652,6 +652,7 @@ populate_home(const char *other_proj)
 
 static const char HOST_DIFF_PAYLOAD[] =
 	": >\"$OUT\"\n"
+
 	"NAMED='.claude/CLAUDE.md .claude/settings.json .claude/agents/evil.md\n"
 	"  .claude/commands/evil.md .claude/skills/evil/SKILL.md .claude/hooks/evil.sh\n"
 	"  .claude/shell-snapshots/snapshot-bash-1.sh .claude/projects/-other-project/abc.jsonl\n"
@@ -799,6 +800,8 @@ host_diff(const char *harness, const char *instructions)
 	char *ins = fmt("%s/%s", te.home, instructions), *it = slurp(ins);
 	char *withc = fmt("%s%s\n", it, fmt("CONTROL-%s", tok));
 	write_file(ins, withc, 0644);
+	/* results_in looks for the name under the whole root: not the first's */
+	unlink(where);
 	struct snap *h3 = snapshot(te.home);
 	long id2 = run_new(&te, "q", harness, "--sandbox", "--fs", "rw", NULL);
 	char *out2 = results_in(proj2, harness, id2, NULL);
@@ -1345,8 +1348,16 @@ Test(attacks, terminal_no_clipboard_or_passthrough)
 		free(out);
 	}
 
+	/* hqt said so and set it to external (docs/sandbox.md). */
+	run_tmux(&r, &te, "show", "-sv", "set-clipboard", NULL);
+	cr_expect_str_eq(r.out, "external\n", "set-clipboard is still on");
+	run_free(&r);
+
 	/* Control: unsandboxed, the same payload reads and sets (this tmux
-	 * answers OSC 52 with set-clipboard on).  The secret on top again. */
+	 * answers OSC 52 with set-clipboard on, as the user's tmux.conf has
+	 * it again after a reload).  The secret on top again. */
+	run_tmux(&r, &te, "set", "-s", "set-clipboard", "on", NULL);
+	run_free(&r);
 	run_tmux(&r, &te, "set-buffer", secret, NULL);
 	run_free(&r);
 	long c = run_new(&te, "c", "claude", NULL);
