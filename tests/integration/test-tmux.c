@@ -39,6 +39,7 @@ setup(void)
 
 	unsetenv("TMUX");
 	unsetenv("TMUX_PANE");
+	unsetenv("CODEX_HOME"); /* the fakes' windows get the server's environment */
 	D = tmpdir_new();
 	sock = fmt("hqt-t-%d-%u", (int)getpid(), counter++);
 	tmux_init(&T, sock, "hqt");

@@ -188,6 +188,19 @@ tenv_init(struct tenv *te, const char *ini_extra)
 	v = fmt("XDG_DATA_HOME=%s/.local/share", te->home);
 	tenv_set(te, v);
 	free(v);
+	v = fmt("XDG_STATE_HOME=%s/.local/state", te->home);
+	tenv_set(te, v);
+	free(v);
+	v = fmt("XDG_CACHE_HOME=%s/.cache", te->home);
+	tenv_set(te, v);
+	free(v);
+	/* hqt's launch directories and database stamps: never the user's. */
+	v = fmt("%s/run", te->root);
+	mkdir(v, 0700);
+	tenv_put(te, "XDG_RUNTIME_DIR", v);
+	free(v);
+	/* Where a harness keeps its state, when the user moved it. */
+	tenv_set(te, "CODEX_HOME");
 	tenv_set(te, "HQT_CONFIG");
 	tenv_set(te, "HQT_DB");
 	tenv_set(te, "HQT_PLUGIN_DIR");

@@ -13,9 +13,10 @@ struct run {
 };
 
 /*
- * A throw-away user: HOME, XDG_CONFIG_HOME, XDG_DATA_HOME and a private tmux
- * socket name under a fresh directory, so tests never touch the real user's
- * files or tmux server.
+ * A throw-away user: HOME, XDG_CONFIG_HOME, XDG_DATA_HOME, XDG_STATE_HOME,
+ * XDG_CACHE_HOME, XDG_RUNTIME_DIR (root/run) and a private tmux socket name
+ * under a fresh directory, without the machine's HQT_*, TMUX, TMUX_PANE or
+ * CODEX_HOME, so tests never touch the real user's files or tmux server.
  */
 struct tenv {
 	char *root;        /* the temporary directory (removed by tenv_free) */
