@@ -8,7 +8,8 @@
 #     install puts them in /usr/bin); each one that runs leaves a line in a log,
 #     and any line there fails the pass;
 #   - HOME with a hostile ~/.tmux.conf and ~/.config/hqt/hqt.ini, and the same
-#     under $XDG_CONFIG_HOME;
+#     under $XDG_CONFIG_HOME; the ~/.tmux.conf also in each test's own HOME
+#     ($HQT_TEST_TMUX_CONF), where the tmux servers hqt starts read it;
 #   - XDG_CONFIG_HOME, XDG_DATA_HOME, XDG_STATE_HOME, XDG_CACHE_HOME and
 #     XDG_RUNTIME_DIR at odd temporary places, CODEX_HOME too;
 #   - TMUX and TMUX_PANE naming a live tmux server that runs the hostile
@@ -96,6 +97,9 @@ export XDG_CACHE_HOME="$xdg/cache" XDG_RUNTIME_DIR="$xdg/run"
 export CODEX_HOME="$w/codex"
 export TMUX_TMPDIR="$w/tmux-tmp"
 export LANG=C
+# Every test's own HOME gets the hostile ~/.tmux.conf too (tests/support):
+# a tmux server hqt starts reads it, so hqt must set what it relies on.
+export HQT_TEST_TMUX_CONF="$home/.tmux.conf"
 unset LC_ALL LC_CTYPE LANGUAGE
 
 # The user's own tmux server, with the hostile configuration; the suite

@@ -67,7 +67,9 @@ pid_t spawn_hqt(const struct tenv *te, const char *const *args, const int *gate,
 		const char *outfile, const char *errfile);
 /* How many session windows (hqt-N) te's tmux server has. */
 int hqt_windows(const struct tenv *te);
-/* Run `tmux -L <te->socket> ...` (NULL-terminated arguments). */
+/* Run `tmux -L <te->socket> -f /dev/null ...` (NULL-terminated arguments):
+ * a server the test starts itself reads no ~/.tmux.conf (one hqt starts
+ * does). */
 void run_tmux(struct run *r, const struct tenv *te, ...);
 void run_free(struct run *r);
 
