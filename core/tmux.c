@@ -548,6 +548,19 @@ tmux_ensure_session(const struct tmux *t, char **err)
 	 */
 	home = xasprintf("=%s:" TMUX_HOME_WINDOW, t->session);
 	push_remain_on_exit(&a, home);
+	/*
+	 * A user's `destroy-unattached on` (~/.tmux.conf) ends a session that
+	 * no client is attached to, as ours mostly is; ours keeps going.
+	 * "=NAME:" (with the colon: tmux takes a bare "=NAME" for a window).
+	 */
+	free(home);
+	home = xasprintf("=%s:", t->session);
+	tmux_argv_sep(&a);
+	strv_push(&a, "set-option");
+	strv_push(&a, "-t");
+	strv_push(&a, home);
+	strv_push(&a, "destroy-unattached");
+	strv_push(&a, "off");
 	rc = run_full(t, &a, &r, &e);
 	free(home);
 	strv_clear(&a);

@@ -39,6 +39,7 @@ setup(void)
 
 	unsetenv("TMUX");
 	unsetenv("TMUX_PANE");
+	unsetenv("CODEX_HOME"); /* the fakes' windows get the server's environment */
 	D = tmpdir_new();
 	sock = fmt("hqt-t-%d-%u", (int)getpid(), counter++);
 	tmux_init(&T, sock, "hqt");
@@ -505,6 +506,23 @@ Test(tmux, ensure_session_twice)
 	ensure();
 	ensure();
 	cr_assert_eq(tmux_server_running(&T, &err), 1);
+	out = tmux_out("list-windows", "-a", "-F", "#{session_name} #{window_name}", NULL);
+	cr_assert_str_eq(out, "hqt hqt-home\n");
+	free(out);
+}
+
+/* A user's ~/.tmux.conf that ends unattached sessions and runs no shell:
+ * the session hqt creates (never attached) stays, and so does the server. */
+Test(tmux, ensure_session_despite_the_users_tmux_conf)
+{
+	char *conf = fmt("%s/tmux.conf", D), *out;
+
+	write_file(conf, "set -g destroy-unattached on\nset -g default-command false\n"
+			 "set -g remain-on-exit off\nset -g base-index 5\n", 0644);
+	free(T.config);
+	T.config = conf;
+	ensure();
+	sleep_ms(300);
 	out = tmux_out("list-windows", "-a", "-F", "#{session_name} #{window_name}", NULL);
 	cr_assert_str_eq(out, "hqt hqt-home\n");
 	free(out);

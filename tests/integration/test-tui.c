@@ -158,6 +158,8 @@ tui_start_with(int w, int h, const char *const *prefix)
 	argv[n++] = "tmux";
 	argv[n++] = "-L";
 	argv[n++] = te.socket;
+	argv[n++] = "-f";
+	argv[n++] = "/dev/null";
 	argv[n++] = "new-session";
 	argv[n++] = "-d";
 	argv[n++] = "-s";
@@ -170,6 +172,14 @@ tui_start_with(int w, int h, const char *const *prefix)
 		argv[n++] = *prefix;
 	argv[n++] = hqt_bin();
 	argv[n++] = "tui";
+	/* On a server hqt started (with the user's ~/.tmux.conf), before
+	 * destroy-unattached can end the session. */
+	argv[n++] = ";";
+	argv[n++] = "set-option";
+	argv[n++] = "-t";
+	argv[n++] = "=tui:";
+	argv[n++] = "destroy-unattached";
+	argv[n++] = "off";
 	argv[n] = NULL;
 	run_argv(&r, &te, argv, NULL);
 	cr_assert_eq(r.code, 0, "tmux new-session: %s", r.err);
@@ -806,7 +816,14 @@ Test(tui, attach_steps_aside_and_comes_back)
 	KEYS1("Enter");  /* attach */
 	wait_screen("? for shortcuts");   /* the fake claude's screen */
 	wait_screen_gone("PROJECTS");
-	keys("C-b", "d", NULL, NULL);     /* detach */
+	/* Detach, with the prefix of the server's user (hqt started it:
+	 * ~/.tmux.conf may have changed C-b). */
+	struct run r;
+	run_tmux(&r, &te, "show-options", "-gv", "prefix", NULL);
+	cr_assert_eq(r.code, 0, "show-options prefix: %s", r.err);
+	r.out[strcspn(r.out, "\n")] = '\0';
+	keys(r.out, "d", NULL, NULL);
+	run_free(&r);
 	wait_screen("back from session 1");
 	wait_screen("PROJECTS");
 	wait_row("there", "waiting");
@@ -819,8 +836,9 @@ static void
 shell_with_tui(const char *cmd)
 {
 	struct run r;
-	const char *argv[] = { "tmux", "-L", te.socket, "new-session", "-d", "-s", "tui", "-x",
-			       "100", "-y", "30", "env", "PS1=READY$ ", "sh", NULL };
+	const char *argv[] = { "tmux", "-L", te.socket, "-f", "/dev/null", "new-session", "-d",
+			       "-s", "tui", "-x", "100", "-y", "30", "env", "PS1=READY$ ", "sh",
+			       ";", "set-option", "-t", "=tui:", "destroy-unattached", "off", NULL };
 	run_argv(&r, &te, argv, NULL);
 	cr_assert_eq(r.code, 0, "%s", r.err);
 	run_free(&r);

@@ -32,7 +32,11 @@ done
 pc=$(ls "$root"/usr/lib/*/pkgconfig/hqt-plugin.pc)
 
 # The packaged binary finds its packaged plugins (relative to itself).
+# A user of its own: nothing of the machine's (its config, database, tmux).
 export HOME="$work/home"
+export XDG_CONFIG_HOME="$HOME/.config" XDG_DATA_HOME="$HOME/.local/share"
+export XDG_STATE_HOME="$HOME/.local/state" XDG_CACHE_HOME="$HOME/.cache"
+unset HQT_CONFIG HQT_DB HQT_PLUGIN_DIR TMUX TMUX_PANE XDG_RUNTIME_DIR
 mkdir -p "$HOME"
 out=$("$root/usr/bin/hqt" --config "$root/etc/hqt/hqt.ini" --db "$work/home/hqt.db" plugins)
 for p in claude codex kiro generic; do

@@ -179,6 +179,17 @@ tenv_init(struct tenv *te, const char *ini_extra)
 	write_file(path, ini, 0644);
 	free(path);
 	free(ini);
+	/* The independence pass (tests/independence.sh) gives every user a
+	 * hostile ~/.tmux.conf: hqt's tmux server reads the user's, so hqt must
+	 * hold whatever it relies on. */
+	const char *conf = getenv("HQT_TEST_TMUX_CONF");
+	char *text = conf != NULL && *conf != '\0' ? slurp(conf) : NULL;
+	if (text != NULL) {
+		path = fmt("%s/.tmux.conf", te->home);
+		write_file(path, text, 0644);
+		free(path);
+		free(text);
+	}
 	char *v = fmt("HOME=%s", te->home);
 	tenv_set(te, v);
 	free(v);
@@ -188,6 +199,19 @@ tenv_init(struct tenv *te, const char *ini_extra)
 	v = fmt("XDG_DATA_HOME=%s/.local/share", te->home);
 	tenv_set(te, v);
 	free(v);
+	v = fmt("XDG_STATE_HOME=%s/.local/state", te->home);
+	tenv_set(te, v);
+	free(v);
+	v = fmt("XDG_CACHE_HOME=%s/.cache", te->home);
+	tenv_set(te, v);
+	free(v);
+	/* hqt's launch directories and database stamps: never the user's. */
+	v = fmt("%s/run", te->root);
+	mkdir(v, 0700);
+	tenv_put(te, "XDG_RUNTIME_DIR", v);
+	free(v);
+	/* Where a harness keeps its state, when the user moved it. */
+	tenv_set(te, "CODEX_HOME");
 	tenv_set(te, "HQT_CONFIG");
 	tenv_set(te, "HQT_DB");
 	tenv_set(te, "HQT_PLUGIN_DIR");
@@ -526,10 +550,10 @@ void
 run_tmux(struct run *r, const struct tenv *te, ...)
 {
 	va_list ap;
-	const char *first[] = { "tmux", "-L", te->socket };
+	const char *first[] = { "tmux", "-L", te->socket, "-f", "/dev/null" };
 
 	va_start(ap, te);
-	run_va(r, te, first, 3, ap);
+	run_va(r, te, first, 5, ap);
 	va_end(ap);
 }
 

@@ -13,9 +13,10 @@ struct run {
 };
 
 /*
- * A throw-away user: HOME, XDG_CONFIG_HOME, XDG_DATA_HOME and a private tmux
- * socket name under a fresh directory, so tests never touch the real user's
- * files or tmux server.
+ * A throw-away user: HOME, XDG_CONFIG_HOME, XDG_DATA_HOME, XDG_STATE_HOME,
+ * XDG_CACHE_HOME, XDG_RUNTIME_DIR (root/run) and a private tmux socket name
+ * under a fresh directory, without the machine's HQT_*, TMUX, TMUX_PANE or
+ * CODEX_HOME, so tests never touch the real user's files or tmux server.
  */
 struct tenv {
 	char *root;        /* the temporary directory (removed by tenv_free) */
@@ -66,7 +67,9 @@ pid_t spawn_hqt(const struct tenv *te, const char *const *args, const int *gate,
 		const char *outfile, const char *errfile);
 /* How many session windows (hqt-N) te's tmux server has. */
 int hqt_windows(const struct tenv *te);
-/* Run `tmux -L <te->socket> ...` (NULL-terminated arguments). */
+/* Run `tmux -L <te->socket> -f /dev/null ...` (NULL-terminated arguments):
+ * a server the test starts itself reads no ~/.tmux.conf (one hqt starts
+ * does). */
 void run_tmux(struct run *r, const struct tenv *te, ...);
 void run_free(struct run *r);
 
