@@ -1723,6 +1723,55 @@ copy_fd(int from, int to)
 	return 0;
 }
 
+/*
+ * A JSON seed with a "projects" object (claude's ~/.claude.json keeps one
+ * entry per directory it ran in: trust, allowed tools, MCP servers, once
+ * prompt history): copied with only this project's entry, so a session
+ * learns nothing of the others.  0 when written; -1 when it is no such
+ * JSON (the caller copies it as it is) with both descriptors rewound.
+ */
+static int
+seed_json(int src, int dst, const char *project)
+{
+	json_t *o = json_loadfd(src, JSON_DISABLE_EOF_CHECK, NULL), *projects, *mine, *keep;
+	char *text;
+	size_t n;
+	int rc = -1;
+
+	projects = json_object_get(o, "projects");
+	if (!json_is_object(projects))
+		goto out;
+	mine = json_object_get(projects, project);
+	keep = json_object();
+	if (mine != NULL)
+		json_object_set(keep, project, mine);
+	json_object_set_new(o, "projects", keep);
+	text = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	if (text == NULL)
+		goto out;
+	n = strlen(text);
+	rc = 0;
+	for (size_t off = 0; off < n;) {
+		ssize_t w = write(dst, text + off, n - off);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0) {
+			rc = -1;
+			break;
+		}
+		off += (size_t)w;
+	}
+	free(text);
+out:
+	json_decref(o);
+	if (rc != 0) {
+		(void)lseek(src, 0, SEEK_SET);
+		(void)lseek(dst, 0, SEEK_SET);
+		(void)!ftruncate(dst, 0);
+	}
+	return rc;
+}
+
 static int
 prepare_private(const struct plan *pl, char **err)
 {
@@ -1856,6 +1905,12 @@ link_fail:
 		}
 		src = open(pl->seed_src.v[i], O_RDONLY | O_CLOEXEC);
 		dst = openat(fd, base, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (src >= 0 && dst >= 0 && seed_json(src, dst, pl->project) == 0) {
+			close(src);
+			close(dst);
+			close(fd);
+			continue;
+		}
 		if (src < 0 || dst < 0 || copy_fd(src, dst) < 0) {
 			int e = errno;
 			if (dst >= 0)

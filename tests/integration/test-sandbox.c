@@ -623,6 +623,26 @@ Test(sandbox, private_home_persists_and_stays_private)
 	sb_free(&s);
 }
 
+/* ~/.claude.json keeps an entry per project: the seed holds only ours. */
+Test(sandbox, seeded_state_holds_only_this_project)
+{
+	struct sb s;
+
+	sb_init(&s);
+	char *seed = fmt("%s/.claude.json", s.home);
+	write_file(seed, fmt("{\"theme\":\"dark\",\"projects\":{\"%s\":{\"trust\":true},"
+			     "\"/srv/other-secret-project\":{\"history\":[\"the other prompt\"]}}}",
+			     s.proj), 0600);
+	sandbox_policy_add_bind(&s.pol, seed, HQT_BIND_SEED);
+	RUN(&s, "read", seed);
+	const char *r = res(&s, fmt("read %s", seed));
+	cr_expect(strstr(r, "\"theme\":\"dark\"") != NULL, "%s", r);
+	cr_expect(strstr(r, s.proj) != NULL && strstr(r, "\"trust\":true") != NULL, "%s", r);
+	cr_expect(strstr(r, "other-secret-project") == NULL, "another project's entry: %s", r);
+	cr_expect(strstr(r, "the other prompt") == NULL, "%s", r);
+	sb_free(&s);
+}
+
 Test(sandbox, harness_found_through_home_symlink)
 {
 	struct sb s;
