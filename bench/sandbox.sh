@@ -128,7 +128,9 @@ line=$("$HQT" new bench sleeper --sandbox --dry-run)
 eval "set -- $line"
 raw=()
 while [ $# -gt 0 ]; do
-	if [ "$1" = --seccomp ]; then
+	# Descriptors the launcher opens (the filter, bwrap's info pipe): a
+	# raw start has neither.
+	if [ "$1" = --seccomp ] || [ "$1" = --info-fd ]; then
 		shift 2
 		continue
 	fi
