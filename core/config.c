@@ -111,7 +111,7 @@ continuations(void)
 	return &ini_allow_multiline == NULL; /* pinned off where it can be */
 }
 
-/* The keys of [hqt], [plugins] and [sandbox], and where each one lands. */
+/* The keys of [hqt], [plugins], [sandbox] and [sessions], and where each one lands. */
 enum kind {
 	K_PATH,         /* one path; empty: the built-in default */
 	K_TMUX_SOCKET,  /* a tmux name, or empty */
@@ -121,6 +121,7 @@ enum kind {
 	K_FS,           /* rw | ro, into a bool "rw" */
 	K_PATHS,        /* a list of paths */
 	K_ENV,          /* a list of variable names */
+	K_WORKTREE,     /* never | ask | always */
 };
 
 struct known_key {
@@ -143,6 +144,8 @@ static const struct known_key known_keys[] = {
 	{ "sandbox", "ro_binds", K_PATHS, offsetof(struct config, sandbox.ro_binds) },
 	{ "sandbox", "rw_binds", K_PATHS, offsetof(struct config, sandbox.rw_binds) },
 	{ "sandbox", "env", K_ENV, offsetof(struct config, sandbox.env) },
+	{ "sessions", "worktree", K_WORKTREE, offsetof(struct config, worktree) },
+	{ "sessions", "worktree_dir", K_PATH, offsetof(struct config, worktree_dir) },
 };
 
 enum section_kind { SEC_NONE, SEC_KNOWN, SEC_HARNESS, SEC_UNKNOWN };
@@ -469,6 +472,18 @@ set_known(struct parse *st, const struct known_key *k, const char *value)
 	case K_ENV:
 		set_list(st, k, field, value);
 		break;
+	case K_WORKTREE: {
+		int *w = field;
+		if (strcasecmp(value, "never") == 0)
+			*w = CONFIG_WORKTREE_NEVER;
+		else if (strcasecmp(value, "ask") == 0)
+			*w = CONFIG_WORKTREE_ASK;
+		else if (strcasecmp(value, "always") == 0)
+			*w = CONFIG_WORKTREE_ALWAYS;
+		else
+			bad_value(st, k->section, k->name, value, "never, ask, always");
+		break;
+	}
 	}
 }
 
@@ -543,7 +558,7 @@ enter_section(struct parse *st, const char *section)
 		return;
 	}
 	if (strcmp(section, "hqt") == 0 || strcmp(section, "plugins") == 0 ||
-	    strcmp(section, "sandbox") == 0) {
+	    strcmp(section, "sandbox") == 0 || strcmp(section, "sessions") == 0) {
 		st->skind = SEC_KNOWN;
 		return;
 	}
@@ -737,6 +752,7 @@ base_defaults(struct config *cfg)
 	cfg->sandbox.enabled = false;
 	cfg->sandbox.fs_rw = true;
 	cfg->sandbox.net = true;
+	cfg->worktree = CONFIG_WORKTREE_ASK;
 }
 
 /* The plugins next to the executable: <bindir>/HQT_PLUGIN_RELDIR, resolved. */
@@ -1070,6 +1086,7 @@ config_free(struct config *cfg)
 	free(cfg->path);
 	free(cfg->plugin_dir);
 	free(cfg->db_path);
+	free(cfg->worktree_dir);
 	free(cfg->tmux_socket);
 	free(cfg->tmux_session);
 	strv_clear(&cfg->plugins_load);

@@ -26,6 +26,11 @@ struct sandbox_defaults {
 	struct strv env;      /* variable names */
 };
 
+/* [sessions] worktree: when a new session gets its own git worktree. */
+#define CONFIG_WORKTREE_NEVER  0
+#define CONFIG_WORKTREE_ASK    1 /* the TUI asks; the CLI: only sandboxed writable sessions */
+#define CONFIG_WORKTREE_ALWAYS 2
+
 struct config {
 	char *path;          /* the file in use, NULL when built-in defaults */
 	char *plugin_dir;    /* resolved: --plugin-dir > $HQT_PLUGIN_DIR > ini > next to the executable */
@@ -34,6 +39,8 @@ struct config {
 	char *tmux_session;  /* default "hqt" */
 	struct strv plugins_load; /* names, or the single entry "*" */
 	struct sandbox_defaults sandbox;
+	int worktree;        /* [sessions] worktree: CONFIG_WORKTREE_* (default ask) */
+	char *worktree_dir;  /* [sessions] worktree_dir; NULL: $XDG_DATA_HOME/hqt/worktrees */
 	struct config_section *sections;
 	size_t nsections;
 };

@@ -61,6 +61,9 @@ static const char schema_latest[] =
 	"  spawned_at INTEGER,\n"
 	"  exit_message TEXT,\n"
 	"  sandbox_json TEXT,\n"
+	"  worktree TEXT,\n"
+	"  branch TEXT,\n"
+	"  base TEXT,\n"
 	"  UNIQUE (project_id, nickname)\n"
 	");\n";
 
@@ -71,6 +74,9 @@ static const struct migration {
 	const char *sql;
 } migrations[] = {
 	{ 2, "ALTER TABLE sessions ADD COLUMN sandbox_json TEXT;" },
+	{ 3, "ALTER TABLE sessions ADD COLUMN worktree TEXT;"
+	     "ALTER TABLE sessions ADD COLUMN branch TEXT;"
+	     "ALTER TABLE sessions ADD COLUMN base TEXT;" },
 };
 
 static const char *const state_names[] = {
@@ -83,7 +89,7 @@ static const char *const state_names[] = {
 #define SESSION_COLS                                                            \
 	"s.id, s.project_id, p.name, p.path, s.harness, s.nickname, s.model, " \
 	"s.harness_session_id, s.state, s.created_at, s.spawned_at, "          \
-	"s.exit_message, s.sandbox_json "                                      \
+	"s.exit_message, s.sandbox_json, s.worktree, s.branch, s.base "        \
 	"FROM sessions s JOIN projects p ON p.id = s.project_id "
 
 #define PROJECT_COLS                                                     \
@@ -1271,6 +1277,9 @@ session_clear(struct db_session *s)
 	free(s->harness_session_id);
 	free(s->exit_message);
 	free(s->sandbox_json);
+	free(s->worktree);
+	free(s->branch);
+	free(s->base);
 	memset(s, 0, sizeof *s);
 }
 
@@ -1337,6 +1346,9 @@ read_session(struct db *db, sqlite3_stmt *st, struct db_session *s, char **err)
 	s->spawned_at = sqlite3_column_int64(st, 10);
 	s->exit_message = col_str(st, 11);
 	s->sandbox_json = col_str(st, 12);
+	s->worktree = col_str(st, 13);
+	s->branch = col_str(st, 14);
+	s->base = col_str(st, 15);
 	/* NOT NULL columns: never NULL for the caller either. */
 	if (s->project == NULL)
 		s->project = xstrdup("");
@@ -1634,6 +1646,34 @@ db_session_set_exit_message(struct db *db, long long id, const char *msg,
 {
 	return change_session(db, id, "UPDATE sessions SET exit_message = ? "
 			      "WHERE id = ?", 't', msg, 0, err, "update");
+}
+
+int
+db_session_set_worktree(struct db *db, long long id, const char *path, const char *branch,
+			const char *base, char **err)
+{
+	char *what = xasprintf("cannot update session %lld", id);
+	sqlite3_stmt *st = NULL;
+	int ret = -1;
+
+	if (unit_begin(db, err, what) < 0)
+		goto out;
+	if (prep(db, "UPDATE sessions SET worktree = ?, branch = ?, base = ? WHERE id = ?", &st,
+		 err, what) < 0 ||
+	    bind(db, st, err, what, "ttti", path, branch, base, id) < 0 ||
+	    step(db, st, true, err, what) != SQLITE_DONE)
+		goto end;
+	if (sqlite3_changes(db->h) == 0) {
+		fail(err, "no session %lld", id);
+		goto end;
+	}
+	ret = 0;
+end:
+	sqlite3_finalize(st);
+	ret = unit_end(db, ret, err, what);
+out:
+	free(what);
+	return ret;
 }
 
 int

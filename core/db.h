@@ -25,7 +25,7 @@
  * - Times are Unix seconds.
  */
 
-#define DB_SCHEMA_VERSION 2 /* what db_open creates or migrates to */
+#define DB_SCHEMA_VERSION 3 /* what db_open creates or migrates to */
 
 struct db; /* an open database; one per process (or thread) is enough */
 
@@ -118,6 +118,9 @@ struct db_session {
 	long long spawned_at;      /* 0: never spawned */
 	char *exit_message;        /* NULL, or the first line a failed harness printed */
 	char *sandbox_json;        /* NULL: not sandboxed; else the stored policy */
+	char *worktree;            /* NULL: runs in the project; else its own git worktree */
+	char *branch;              /* the worktree's branch */
+	char *base;                /* the commit it started from */
 };
 
 struct db_session_list {
@@ -169,6 +172,9 @@ int db_session_set_spawned_at(struct db *db, long long id, long long when,
 			      char **err);
 int db_session_set_exit_message(struct db *db, long long id, const char *msg,
 				char **err);
+/* The session's own worktree, its branch and base (all NULL: none). */
+int db_session_set_worktree(struct db *db, long long id, const char *path, const char *branch,
+			    const char *base, char **err);
 int db_session_set_sandbox_json(struct db *db, long long id, const char *json,
 				char **err);
 /* Forget a session (its number is not given out again). */
