@@ -6,6 +6,7 @@
  * resume brings the same conversation back, and no daemon is left. */
 #include <criterion/criterion.h>
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,8 +26,18 @@ TestSuite(codex, .init = setup, .fini = teardown, .timeout = 240);
 static void
 turn_ends(long id, const char *reply)
 {
-	e2e_wait_screen(&e, id, reply, 30000);
-	e2e_wait_screen(&e, id, "Worked for", 10000);
+	long long end = now_ms() + 30000;
+
+	for (;;) {
+		char *s = e2e_screen(&e, id), *r = s ? strstr(s, reply) : NULL;
+		bool done = r != NULL && strstr(r, "Worked for") != NULL;
+
+		free(s);
+		if (done)
+			break;
+		cr_assert(now_ms() < end, "no \"Worked for\" under \"%s\"", reply);
+		sleep_ms(50);
+	}
 	e2e_wait_status(&e, id, "waiting", 1000);
 }
 
@@ -83,4 +94,11 @@ Test(codex, turns_exit_and_resume)
 	free(again);
 	free(history);
 	free(hsid);
+
+	/* No daemon, nothing else of the session's, once it is killed. */
+	run_ok(&e.te, "kill", n, NULL);
+	long long end = now_ms() + 5000;
+	while (e2e_leftovers(&e) > 0 && now_ms() < end)
+		sleep_ms(100);
+	cr_assert_eq(e2e_leftovers(&e), 0, "processes left after hqt kill (log above)");
 }

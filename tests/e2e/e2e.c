@@ -6,6 +6,7 @@
 #include <criterion/logging.h>
 #include <jansson.h>
 
+#include <dirent.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -293,9 +294,26 @@ e2e_send(const struct e2e *e, long id, const char *text)
 	run_tmux(&r, &e->te, "send-keys", "-t", target, "-l", text, NULL);
 	cr_assert_eq(r.code, 0, "send-keys -l: %s", r.err);
 	run_free(&r);
-	/* Typed all at once, the text reads as a paste; Enter apart submits it. */
-	sleep_ms(400);
-	e2e_keys(e, id, "Enter");
+	/* Typed all at once, the text reads as a paste; Enter apart submits it.
+	 * A harness still starting up may drop that Enter: a prompt (not a
+	 * /command) is sent until the model server has seen it. */
+	char *log = slurp(e->log);
+	size_t before = log ? strlen(log) : 0;
+	free(log);
+	for (int tries = 0; tries < 4; tries++) {
+		sleep_ms(400);
+		e2e_keys(e, id, "Enter");
+		if (text[0] == '/')
+			break;
+		bool seen = false;
+		for (long long end = now_ms() + 3000; !seen && now_ms() < end; sleep_ms(100)) {
+			log = slurp(e->log);
+			seen = log && strlen(log) > before && strstr(log + before, text) != NULL;
+			free(log);
+		}
+		if (seen)
+			break;
+	}
 	free(target);
 }
 
@@ -397,4 +415,43 @@ e2e_wait_record(const struct e2e *e, const char *name, int timeout_ms)
 		sleep_ms(100);
 	}
 	return t;
+}
+
+int
+e2e_leftovers(const struct e2e *e)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	int n = 0;
+
+	cr_assert_not_null(d);
+	while ((de = readdir(d)) != NULL) {
+		char *end, *path, *cmd;
+		long pid = strtol(de->d_name, &end, 10);
+		size_t len = 0;
+		FILE *f;
+
+		if (*end || pid <= 0 || pid == e->server || pid == getpid())
+			continue;
+		path = fmt("/proc/%ld/cmdline", pid);
+		f = fopen(path, "re");
+		free(path);
+		if (f == NULL)
+			continue;
+		cmd = NULL;
+		if (getdelim(&cmd, &len, '\177', f) > 0) {
+			/* NULs apart; look at each word */
+			long got = (long)ftell(f);
+			for (long i = 0; i < got; i += (long)strlen(cmd + i) + 1)
+				if (strstr(cmd + i, e->te.root) != NULL) {
+					cr_log_info("left behind: pid %ld %s", pid, cmd);
+					n++;
+					break;
+				}
+		}
+		free(cmd);
+		fclose(f);
+	}
+	closedir(d);
+	return n;
 }

@@ -55,4 +55,9 @@ char *e2e_record(const struct e2e *e, const char *name);
 /* Wait for the record `name` to appear; its text. */
 char *e2e_wait_record(const struct e2e *e, const char *name, int timeout_ms);
 
+/* How many processes other than the model server have the test's root
+ * directory in their command line (what a session left behind: codex's
+ * daemon runs from $CODEX_HOME/packages/...). */
+int e2e_leftovers(const struct e2e *e);
+
 #endif
