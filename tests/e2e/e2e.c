@@ -239,6 +239,33 @@ dump(const struct e2e *e)
 	free(log);
 }
 
+/* Whether some process has its working directory under root. */
+static bool
+busy_in(const char *root)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	size_t n = strlen(root);
+	bool busy = false;
+
+	while (d != NULL && !busy && (de = readdir(d)) != NULL) {
+		char link[300], cwd[4096];
+		ssize_t k;
+
+		if (de->d_name[0] < '1' || de->d_name[0] > '9')
+			continue;
+		snprintf(link, sizeof link, "/proc/%s/cwd", de->d_name);
+		k = readlink(link, cwd, sizeof cwd - 1);
+		if (k > 0) {
+			cwd[k] = '\0';
+			busy = strncmp(cwd, root, n) == 0 && (cwd[n] == '/' || cwd[n] == '\0');
+		}
+	}
+	if (d != NULL)
+		closedir(d);
+	return busy;
+}
+
 void
 e2e_fini(struct e2e *e)
 {
@@ -248,6 +275,14 @@ e2e_fini(struct e2e *e)
 		kill(e->server, SIGTERM);
 		waitpid(e->server, NULL, 0);
 	}
+	/* The harnesses write their state as they die with the tmux server
+	 * (claude rewrites ~/.claude.json): wait for every process working in
+	 * the tree to be gone before it is removed. */
+	struct run r;
+	run_tmux(&r, &e->te, "kill-server", NULL);
+	run_free(&r);
+	for (long long end = now_ms() + 5000; busy_in(e->te.root) && now_ms() < end;)
+		sleep_ms(100);
 	if (getenv("HQT_E2E_KEEP") != NULL) {
 		cr_log_info("kept %s", e->te.root);
 		free(e->te.root);
