@@ -796,25 +796,44 @@ open_window(struct cmd_ctx *ctx, long long id, const char *cwd, bool resume, enu
 	return rc;
 }
 
-/* The first non-blank line of a pane's text (what a failed harness printed). */
+/* How many of the last lines of a dead pane explain it: a harness's first
+ * line is a banner or a warning, its error comes last. */
+#define EXIT_LINES 3
+
+/* The last EXIT_LINES non-blank lines of a pane's text (what a failed
+ * harness printed), tmux's own "Pane is dead" left out, joined by " / ";
+ * NULL when there are none. */
 static char *
-first_line(const char *text)
+last_lines(const char *text)
 {
-	const char *p = text;
+	const char *p = text, *keep[EXIT_LINES];
+	size_t klen[EXIT_LINES], n = 0;
+	char *out = NULL;
 
 	while (p != NULL && *p != '\0') {
 		const char *nl = strchr(p, '\n');
 		size_t len = nl ? (size_t)(nl - p) : strlen(p);
 		char *copy = xstrndup(p, len), *line = trim(copy);
+
 		if (*line != '\0' && strncmp(line, "Pane is dead", 12) != 0) {
-			char *out = xstrdup(line);
-			free(copy);
-			return out;
+			if (n == EXIT_LINES) {
+				memmove(keep, keep + 1, sizeof keep[0] * (EXIT_LINES - 1));
+				memmove(klen, klen + 1, sizeof klen[0] * (EXIT_LINES - 1));
+				n--;
+			}
+			keep[n] = p + (line - copy);
+			klen[n++] = strlen(line);
 		}
 		free(copy);
 		p = nl ? nl + 1 : NULL;
 	}
-	return NULL;
+	for (size_t i = 0; i < n; i++) {
+		char *next = xasprintf("%s%s%.*s", out ? out : "", out ? " / " : "",
+				       (int)klen[i], keep[i]);
+		free(out);
+		out = next;
+	}
+	return out;
 }
 
 static int
@@ -1097,7 +1116,7 @@ rung(struct cmd_ctx *ctx, const struct db_session *s, bool resume, char **err)
 	    (pane = tmux_panes_find(&panes, name)) != NULL)
 		tmux_capture(&ctx->tmux, pane->pane_id, 50, &text, &pane_err);
 	tmux_panes_free(&panes);
-	line = text != NULL ? first_line(text) : NULL;
+	line = text != NULL ? last_lines(text) : NULL;
 	set_err(err, "%s exited at once%s%s", s->harness, line ? ": " : "", line ? line : "");
 	free(text);
 	free(line);
@@ -1351,10 +1370,10 @@ session_status_all(struct cmd_ctx *ctx, struct db_session_list *l, enum session_
 		} else if (pane[i]->dead) {
 			st[i] = SESSION_EXITED;
 			if (s->state == DB_STATE_RUNNING) {
-				/* The first line explains a harness that failed to
-				 * start; after a long run it would only be noise. */
+				/* The last lines explain a harness that failed to
+				 * start; after a long run they would only be noise. */
 				bool early = pane[i]->activity - s->spawned_at <= EARLY_EXIT_SECONDS;
-				char *line = text != NULL && early ? first_line(text) : NULL;
+				char *line = text != NULL && early ? last_lines(text) : NULL;
 				mark_exited(ctx, s->id, s->exit_message == NULL ? line : NULL);
 				s->state = DB_STATE_EXITED;
 				if (s->exit_message == NULL && line != NULL)

@@ -53,10 +53,31 @@ static const char SESSIONS_DIR[] = "sessions";
 static const char ROLLOUT_PREFIX[] = "rollout-";
 static const char *const ROLLOUT_SUFFIXES[] = {".jsonl", ".jsonl.zst", NULL};
 static const char META_TYPE[] = "session_meta";
-static const char OUR_SOURCE[] = "cli"; /* exec and sub-agents differ */
+/*
+ * payload.source says who started the session, and its value moves: the
+ * TUI alone writes "cli", the TUI behind codex's app-server daemon has
+ * written "vscode" (0.169), a sub-agent an object ({"subagent": ...}).  So
+ * no one value is ours; only these string values are known not to be a
+ * user's TUI, and any non-string source is a sub-agent.
+ */
+static const char *const NOT_OURS_SOURCES[] = {"exec", "mcp", NULL};
 static const char *const FORK_KEYS[] = {
 	"forked_from_id", "parent_id", "parent_session_id", "parent_thread_id", NULL,
 };
+/*
+ * Don't let codex start (or join) its shared app-server daemon: the
+ * daemon outlives the TUI, so a killed session would leave it running
+ * (0.169 starts it by default; `codex resume` takes the flag too).
+ */
+static const char NO_DAEMON_FLAG[] = "--no-daemon";
+/*
+ * Screens, as the real 0.169 TUI draws them (tests/unit fixtures copy
+ * them).  While a turn waits for the model: "• Working (3s • esc to
+ * interrupt)"; while the reply streams, no status line at all.  Idle: the
+ * input box "› <placeholder>" with, just above it, the line codex draws
+ * under a finished turn ("Worked for 6s • 19:04"), or nothing of a turn
+ * yet (a fresh session).
+ */
 static const char *const WORKING_MARKERS[] = {"esc to interrupt", "Working (", NULL};
 static const char *const WAITING_MARKERS[] = {
 	"Would you like to run the following command?",
@@ -67,7 +88,14 @@ static const char *const WAITING_MARKERS[] = {
 /* A decompressed first line longer than this is a bomb, not a record. */
 #define MAX_ZST_LINE ((size_t)64 << 20)
 
-static const char *const CONFIG_KEYS[] = {"working_markers", "waiting_markers", NULL};
+/* The line above the input box once a turn is over (ended or interrupted). */
+static const char *const IDLE_MARKERS[] = {"Worked for *•", "■ Conversation interrupted", NULL};
+/* The input box, and a turn's lines ("› prompt", "• reply"), at column 0. */
+static const char PROMPT_MARK[] = "› ";
+static const char TURN_MARK[] = "• ";
+
+static const char *const CONFIG_KEYS[] = {"working_markers", "waiting_markers", "idle_markers",
+					   NULL};
 
 static char *
 codex_home(const struct hqt_ctx *ctx)
@@ -123,6 +151,7 @@ build(const struct hqt_request *req, const char *resume_id,
 		host->argv_push(out, RESUME_COMMAND);
 		host->argv_push(out, resume_id);
 	}
+	host->argv_push(out, NO_DAEMON_FLAG);
 	push_tail(out, req, MODEL_FLAG, SKIP_FLAGS);
 	/* A sandbox starts from a cleared environment. */
 	if (home && home[0])
@@ -244,10 +273,14 @@ iso_time(const char *s, int64_t fallback)
 static bool
 from_user(json_t *payload)
 {
-	const char *source = json_string_value(json_object_get(payload, "source"));
+	json_t *src = json_object_get(payload, "source");
+	const char *source = json_string_value(src);
 
-	if (!source || strcmp(source, OUR_SOURCE))
-		return false;
+	if (src && !source)
+		return false; /* {"subagent": ...} */
+	for (const char *const *n = NOT_OURS_SOURCES; source && *n; n++)
+		if (!strcmp(source, *n))
+			return false;
 	for (const char *const *k = FORK_KEYS; *k; k++) {
 		json_t *v = json_object_get(payload, *k);
 
@@ -385,11 +418,78 @@ capture_session_id(const struct hqt_ctx *ctx, const struct hqt_request *req,
 	return ret;
 }
 
+/* The line before *end (exclusive) in screen: [*b, *e); false at the top. */
+static bool
+line_before(const char *screen, const char *at, const char **b, const char **e)
+{
+	if (at <= screen)
+		return false;
+	*e = at[-1] == '\n' ? at - 1 : at;
+	*b = *e;
+	while (*b > screen && (*b)[-1] != '\n')
+		(*b)--;
+	return true;
+}
+
+static bool
+blank(const char *b, const char *e)
+{
+	for (; b < e; b++)
+		if (*b != ' ' && *b != '\t')
+			return false;
+	return true;
+}
+
+static bool
+starts(const char *b, const char *e, const char *prefix)
+{
+	size_t k = strlen(prefix);
+
+	return (size_t)(e - b) >= k && !memcmp(b, prefix, k);
+}
+
+/*
+ * Idle, when the markers cannot tell: find the input box (the lowest line
+ * starting "› "); the first non-blank line above it is the end-of-turn
+ * line, or there is no turn above it at all.  While a reply streams, that
+ * line is the reply itself: unknown, and pane activity decides.
+ */
+static enum hqt_status
+idle_status(const struct hqt_ctx *ctx, const char *screen, size_t len)
+{
+	const char *at = screen + len, *b, *e;
+	char **own = markers_words(ctx, "idle_markers");
+	const char *const *idle = own ? (const char *const *)own : IDLE_MARKERS;
+	enum hqt_status st = HQT_STATUS_UNKNOWN;
+
+	while (line_before(screen, at, &b, &e) && !starts(b, e, PROMPT_MARK))
+		at = b;
+	if (at > screen) {
+		at = b;
+		while (line_before(screen, at, &b, &e) && blank(b, e))
+			at = b;
+		if (at <= screen || markers_match(b, e, idle)) {
+			st = HQT_STATUS_WAITING;
+		} else {
+			/* A fresh session: no prompt or reply above the box. */
+			bool turn = false;
+
+			for (; !turn && line_before(screen, at, &b, &e); at = b)
+				turn = starts(b, e, PROMPT_MARK) || starts(b, e, TURN_MARK);
+			st = turn ? HQT_STATUS_UNKNOWN : HQT_STATUS_WAITING;
+		}
+	}
+	words_free(own);
+	return st;
+}
+
 static enum hqt_status
 parse_status(const struct hqt_ctx *ctx, const char *screen,
 	     size_t len)
 {
-	return markers_status(ctx, screen, len, WORKING_MARKERS, WAITING_MARKERS);
+	enum hqt_status st = markers_status(ctx, screen, len, WORKING_MARKERS, WAITING_MARKERS);
+
+	return st != HQT_STATUS_UNKNOWN ? st : idle_status(ctx, screen, len);
 }
 
 static const struct hqt_plugin plugin = {

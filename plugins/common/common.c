@@ -195,9 +195,15 @@ any_matches(const char *line, const char *end, const char *const *markers)
 	return false;
 }
 
+bool
+markers_match(const char *line, const char *end, const char *const *markers)
+{
+	return any_matches(line, end, markers);
+}
+
 /* The INI override of a marker list, or NULL when the key is unset. */
-static char **
-markers_override(const struct hqt_ctx *ctx, const char *key)
+char **
+markers_words(const struct hqt_ctx *ctx, const char *key)
 {
 	const char *s = host->conf_get(ctx, key);
 
@@ -208,8 +214,8 @@ enum hqt_status
 markers_status(const struct hqt_ctx *ctx, const char *screen, size_t len,
 	       const char *const *working, const char *const *waiting)
 {
-	char **own_working = markers_override(ctx, "working_markers");
-	char **own_waiting = markers_override(ctx, "waiting_markers");
+	char **own_working = markers_words(ctx, "working_markers");
+	char **own_waiting = markers_words(ctx, "waiting_markers");
 	const char *const *wk = own_working ? (const char *const *)own_working : working;
 	const char *const *wt = own_waiting ? (const char *const *)own_waiting : waiting;
 	enum hqt_status st = HQT_STATUS_UNKNOWN;

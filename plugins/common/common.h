@@ -58,6 +58,12 @@ enum hqt_status markers_status(const struct hqt_ctx *ctx, const char *screen,
 			       size_t len, const char *const *working,
 			       const char *const *waiting);
 
+/* Whether the line [line, end) matches one of markers (as above). */
+bool markers_match(const char *line, const char *end, const char *const *markers);
+/* The INI override of a marker list (key, comma separated), or NULL when
+ * unset; words_free. */
+char **markers_words(const struct hqt_ctx *ctx, const char *key);
+
 /* A fresh lowercase v4 UUID from getrandom; HQT_OK or HQT_ERROR. */
 int uuid_v4(char *buf, size_t len, struct hqt_error *err);
 bool is_uuid(const char *s);

@@ -578,7 +578,7 @@ Test(sessions, codex_id_from_its_own_rollout_not_the_subagents)
 	run_free(&out);
 	wait_starts("codex", 2);
 	rec_get("codex", -1, &r);
-	const char *const resume[] = { "codex", "resume", main_id, NULL };
+	const char *const resume[] = { "codex", "resume", main_id, "--no-daemon", NULL };
 	assert_argv(&r, resume);
 	cr_assert_str_eq(r.cwd, proj);
 	rec_free(&r);
@@ -615,11 +615,11 @@ Test(sessions, codex_rung_two_when_resume_fails)
 	run_free(&out);
 	wait_starts("codex", 3);
 	rec_get("codex", 1, &r);
-	const char *const resume[] = { "codex", "resume", main_id, "-m", "gpt-x", NULL };
+	const char *const resume[] = { "codex", "resume", main_id, "--no-daemon", "-m", "gpt-x", NULL };
 	assert_argv(&r, resume);
 	rec_free(&r);
 	rec_get("codex", 2, &r);
-	const char *const fresh[] = { "codex", "-m", "gpt-x", NULL };
+	const char *const fresh[] = { "codex", "--no-daemon", "-m", "gpt-x", NULL };
 	assert_argv(&r, fresh);
 	cr_assert_str_eq(r.cwd, proj);
 	rec_free(&r);
@@ -769,7 +769,7 @@ Test(sessions, resume_all_after_tmux_kill_server)
 	assert_argv(&r, c);
 	rec_free(&r);
 	rec_get("codex", -1, &r);
-	const char *const x[] = { "codex", "resume", sids[1], NULL };
+	const char *const x[] = { "codex", "resume", sids[1], "--no-daemon", NULL };
 	assert_argv(&r, x);
 	rec_free(&r);
 	rec_get("kiro-cli", -1, &r);
@@ -949,10 +949,11 @@ Test(sessions, dry_run_prints_the_argv_and_starts_nothing)
 
 	line = dry_run(codex);
 	n = sh_words(line, words, 16);
-	cr_assert_eq(n, 3, "[%s] is %zu words", line, n);
+	cr_assert_eq(n, 4, "[%s] is %zu words", line, n);
 	cr_assert_str_eq(words[0], "codex");
-	cr_assert_str_eq(words[1], "-m");
-	cr_assert_str_eq(words[2], model);
+	cr_assert_str_eq(words[1], "--no-daemon");
+	cr_assert_str_eq(words[2], "-m");
+	cr_assert_str_eq(words[3], model);
 	for (size_t i = 0; i < n; i++)
 		free(words[i]);
 	free(line);

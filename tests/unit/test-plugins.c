@@ -346,11 +346,12 @@ Test(plugins, codex_spawn_and_resume_argv)
 	struct hqt_cmd c;
 
 	spawn(&c, "codex", request(NULL, NULL, 0, 1000));
-	expect_words(&c.argv, "codex", NULL);
+	expect_words(&c.argv, "codex", "--no-daemon", NULL);
 	expect_words(&c.env, NULL);
 	cmd_clear(&c);
 	spawn(&c, "codex", request(NULL, "gpt-5", 1, 0));
-	expect_words(&c.argv, "codex", "-m", "gpt-5", "--dangerously-bypass-approvals-and-sandbox",
+	expect_words(&c.argv, "codex", "--no-daemon", "-m", "gpt-5",
+		     "--dangerously-bypass-approvals-and-sandbox",
 		     NULL);
 	expect_words(&c.env, NULL);
 	cmd_clear(&c);
@@ -358,10 +359,10 @@ Test(plugins, codex_spawn_and_resume_argv)
 	cr_expect_eq(resume(&c, "codex", request(NULL, "gpt-5", 1, 1000)), 1);
 	cmd_clear(&c);
 	cr_assert_eq(resume(&c, "codex", request("019a2b3c-aaaa", NULL, 0, 1000)), 0);
-	expect_words(&c.argv, "codex", "resume", "019a2b3c-aaaa", NULL);
+	expect_words(&c.argv, "codex", "resume", "019a2b3c-aaaa", "--no-daemon", NULL);
 	cmd_clear(&c);
 	cr_assert_eq(resume(&c, "codex", request("019a2b3c-aaaa", "o3", 1, 1000)), 0);
-	expect_words(&c.argv, "codex", "resume", "019a2b3c-aaaa", "-m", "o3",
+	expect_words(&c.argv, "codex", "resume", "019a2b3c-aaaa", "--no-daemon", "-m", "o3",
 		     "--dangerously-bypass-approvals-and-sandbox", NULL);
 	cmd_clear(&c);
 }
@@ -738,6 +739,90 @@ Test(plugins, codex_screens)
 	cr_expect_eq(status("codex", SHELL), HQT_STATUS_UNKNOWN);
 }
 
+/* Screens of the real Codex CLI 0.169.0 (capture-pane of e2e runs,
+ * tests/e2e): the reply streams with no status line, so only the line
+ * above the input box tells a finished turn from a streaming one. */
+static const char CODEX_0169_FRESH[] =
+	" \n"
+	"  >_ OpenAI Codex (v0.169.0)\n"
+	"     /work/wt-e2e/build/e2e/tmp/hqt-test-65ZUzy/proj\n"
+	" \n"
+	"                                                       ⣀⣤⣤⣤⣀⣀\n"
+	"                                                    ⣠⣶⣿⣿⣿⣿⣿⣿⣿⣿⣦⣤⣤⣤⣤⣤⣤⡀\n"
+	"                                                          ⠈⠙⠛⠿⠿⠿⠿⠛⠉\n"
+	" \n"
+	"› Ask Codex to do anything\n"
+	"                                                                       \n"
+	"  e2e-model default · /work/wt-e2e/build/e2e/tmp/hqt-test-65ZUzy/proj\n"
+	"  ← for agents · ? for shortcuts\n";
+static const char CODEX_0169_IDLE[] =
+	"  >_ OpenAI Codex (v0.169.0)\n"
+	"     /tmp/e2e-explore/t1/proj\n"
+	"\n"
+	"› ping1\n"
+	"\n"
+	"• pong: ping1\n"
+	"\n"
+	"  Worked for <1s • 19:04\n"
+	"\n"
+	"\n"
+	"› Ask Codex to do anything\n"
+	"\n"
+	"  e2e-model default · /tmp/e2e-explore/t1/proj\n"
+	"  ← for agents · ? for shortcuts                    ⚠ 1 warning · f2 to view\n";
+static const char CODEX_0169_THINKING[] =
+	"› ping1\n"
+	"\n"
+	"• pong: ping1\n"
+	"\n"
+	"  Worked for <1s • 19:04\n"
+	"\n"
+	"› e2e-slow w3\n"
+	"\n"
+	"• Working (0s • esc to interrupt)\n"
+	"\n"
+	"\n"
+	"› Ask Codex to do anything\n"
+	"\n"
+	"  e2e-model default · /tmp/e2e-explore/t1/proj\n"
+	"  ← for agents · ? for shortcuts\n";
+static const char CODEX_0169_STREAMING[] =
+	"• pong: e2e-slow w2\n"
+	"\n"
+	"  Worked for 6s • 19:04\n"
+	"\n"
+	"› e2e-slow w3\n"
+	"\n"
+	"• pong: e2e-slow\n"
+	"\n"
+	"\n"
+	"› Ask Codex to do anything\n"
+	"\n"
+	"  e2e-model default · /tmp/e2e-explore/t1/proj\n"
+	"  ← for agents · ? for shortcuts\n";
+static const char CODEX_0169_DONE[] =
+	"› e2e-slow w3\n"
+	"\n"
+	"• pong: e2e-slow w3\n"
+	"\n"
+	"  Worked for 6s • 19:04\n"
+	"\n"
+	"\n"
+	"› Ask Codex to do anything\n"
+	"\n"
+	"  e2e-model default · /tmp/e2e-explore/t1/proj\n"
+	"  ← for agents · ? for shortcuts\n";
+
+Test(plugins, codex_0169_screens)
+{
+	cr_expect_eq(status("codex", CODEX_0169_FRESH), HQT_STATUS_WAITING);
+	cr_expect_eq(status("codex", CODEX_0169_IDLE), HQT_STATUS_WAITING);
+	cr_expect_eq(status("codex", CODEX_0169_THINKING), HQT_STATUS_WORKING);
+	/* Streaming: no marker says; pane activity decides. */
+	cr_expect_eq(status("codex", CODEX_0169_STREAMING), HQT_STATUS_UNKNOWN);
+	cr_expect_eq(status("codex", CODEX_0169_DONE), HQT_STATUS_WAITING);
+}
+
 Test(plugins, kiro_screens)
 {
 	static const char working[] =
@@ -851,6 +936,51 @@ capture(const char *name, time_t spawned, char **id)
 	rc = harness_capture_id(harness(name), &req, id, &err);
 	cr_assert(rc >= 0, "%s", err);
 	return rc;
+}
+
+/* The first line of a real Codex CLI 0.169.0 rollout (shortened
+ * base_instructions): the TUI alone writes source "cli"; behind codex's
+ * app-server daemon the same TUI has written "vscode".  Both are the user's. */
+static char *
+meta_0169(const char *id, time_t born, const char *cwd, const char *source)
+{
+	char *ts = iso(born);
+	char *line = fmt("{\"timestamp\":\"%s\",\"ordinal\":0,\"type\":\"session_meta\",\"payload\":{"
+			 "\"account_scoped\":true,\"session_id\":\"%s\",\"id\":\"%s\","
+			 "\"timestamp\":\"%s\",\"cwd\":\"%s\",\"runtime_workspace_roots\":[\"%s\"],"
+			 "\"originator\":\"codex-tui\",\"cli_version\":\"0.169.0\","
+			 "\"source\":\"%s\",\"thread_source\":\"user\",\"model_provider\":\"e2e\","
+			 "\"base_instructions\":{\"text\":\"You are a coding agent running in "
+			 "the Codex CLI.\"}}}\n",
+			 ts, id, id, ts, cwd, cwd, source);
+
+	free(ts);
+	return line;
+}
+
+Test(plugins, codex_capture_takes_the_0169_tui_whatever_its_source)
+{
+	time_t now = time(NULL), spawned = now - 120;
+	char *id = NULL, *t;
+
+	put_rollout("2026-12-01T19-04-06-01a232fe-251c-7473-b156-71b313b482e6.jsonl",
+		    t = meta_0169("01a232fe-251c-7473-b156-71b313b482e6", spawned + 5, project,
+				  "vscode"),
+		    0);
+	free(t);
+	cr_assert_eq(capture("codex", spawned, &id), 1);
+	cr_expect_str_eq(id, "01a232fe-251c-7473-b156-71b313b482e6");
+	free(id);
+	id = NULL;
+	cr_assert_eq(capture("codex", spawned + 60, &id), 0, "older than the spawn: %s", id);
+	put_rollout("2026-12-01T19-06-06-01a232fe-251c-7473-b156-71b313b482e7.jsonl",
+		    t = meta_0169("01a232fe-251c-7473-b156-71b313b482e7", spawned + 65, project,
+				  "cli"),
+		    0);
+	free(t);
+	cr_assert_eq(capture("codex", spawned + 60, &id), 1);
+	cr_expect_str_eq(id, "01a232fe-251c-7473-b156-71b313b482e7");
+	free(id);
 }
 
 Test(plugins, codex_capture_picks_the_users_session_in_the_project)

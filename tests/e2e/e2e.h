@@ -1,0 +1,63 @@
+/* e2e.h: what the end-to-end tests with the real harness CLIs share: a
+ * throw-away user whose HOME has the harnesses laid out as users have them
+ * and pre-answered first-run dialogs, the stand-in model server, and
+ * reading and typing on a session's screen. */
+#ifndef HQT_E2E_H
+#define HQT_E2E_H
+
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "support.h"
+
+/* Where the codex on PATH comes from. */
+enum e2e_codex {
+	E2E_CODEX_GLOBAL,   /* npm install -g --prefix: PREFIX/bin/codex */
+	E2E_CODEX_LOCAL,    /* a project's node_modules/.bin/codex */
+};
+
+struct e2e {
+	struct tenv te;
+	char *cache;   /* the npm cache set up by setup.sh (HQT_E2E_CACHE) */
+	char *proj;    /* the project "p": a git repository, resolved */
+	char *rec;     /* what the model server records (tool-result) */
+	char *log;     /* the model server's request log */
+	pid_t server;
+	int port;
+};
+
+/* A fresh user, the model server started, project "p" added.  ini_extra
+ * goes into hqt.ini as in tenv_init. */
+void e2e_init(struct e2e *e, enum e2e_codex codex, const char *ini_extra);
+/* Stop what e2e_init started (the server by its pid, the private tmux
+ * server) and remove the tree.  On a failed test the screens and the
+ * server log are printed first (keep with HQT_E2E_KEEP=1). */
+void e2e_fini(struct e2e *e);
+
+/* The screen of session id (capture-pane -p -J); caller frees. */
+char *e2e_screen(const struct e2e *e, long id);
+/* Type text into session id (literally, never through a shell), then Enter. */
+void e2e_send(const struct e2e *e, long id, const char *text);
+/* Send tmux key names (e.g. "C-c") to session id. */
+void e2e_keys(const struct e2e *e, long id, const char *key);
+/* Wait until the screen of id shows needle; fail the test with the screen. */
+void e2e_wait_screen(const struct e2e *e, long id, const char *needle, int timeout_ms);
+/* The status of id in `hqt list --json` (a copy), "absent" when not listed. */
+char *e2e_status(const struct e2e *e, long id);
+/* Wait until id's status is want; fail with the last status and the screen. */
+void e2e_wait_status(const struct e2e *e, long id, const char *want, int timeout_ms);
+/* Whether id reads want at some look within timeout_ms (polled every 100 ms). */
+bool e2e_sees_status(const struct e2e *e, long id, const char *want, int timeout_ms);
+/* A field of `hqt show id --json` (a copy, NULL if null or missing). */
+char *e2e_field(const struct e2e *e, long id, const char *key);
+/* The text the model server recorded as `name` (NULL if none yet). */
+char *e2e_record(const struct e2e *e, const char *name);
+/* Wait for the record `name` to appear; its text. */
+char *e2e_wait_record(const struct e2e *e, const char *name, int timeout_ms);
+
+/* How many processes other than the model server have the test's root
+ * directory in their command line (what a session left behind: codex's
+ * daemon runs from $CODEX_HOME/packages/...). */
+int e2e_leftovers(const struct e2e *e);
+
+#endif

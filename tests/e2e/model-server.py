@@ -1,0 +1,306 @@
+#!/usr/bin/python3
+"""model-server.py: a stand-in model API on loopback for the e2e tests.
+
+Speaks enough of Anthropic's Messages API (POST /v1/messages, streaming SSE
+or not, count_tokens, the model list) for Claude Code, and of OpenAI's
+Responses API (POST /v1/responses, streaming) for the Codex CLI.  What it
+answers is chosen by the words of the user's latest prompt:
+
+  e2e-slow WORD   a reply streamed over SLOW_SECONDS, so the harness shows
+                  itself working
+  e2e-tool        one call of the harness's shell tool (claude's Bash,
+                  codex's exec_command or shell) running TOOL_COMMAND; the
+                  tool result that comes back is written to RECORD_DIR/tool-result
+  anything else   the plain reply "pong: <prompt>"
+
+For each request that offers tools (the conversation's own turns, not the
+harness's side requests), RECORD_DIR/history holds the user's prompts the
+request carried, one a line: how a test knows a resumed session has the
+earlier conversation.
+
+Usage: model-server.py PORT_FILE LOG_FILE RECORD_DIR
+It listens on 127.0.0.1 on a free port and writes the port to PORT_FILE once
+it is listening; every request (path, headers, body) is appended to LOG_FILE.
+Python 3 standard library only.
+"""
+import http.server
+import json
+import os
+import socketserver
+import sys
+import threading
+import time
+
+SLOW_SECONDS = 6.0
+# The shell must run it for the marker to appear: 6*7 is computed, not echoed.
+TOOL_COMMAND = "echo E2E_TOOL_OUTPUT_$((6*7))"
+MODEL = "e2e-model"
+
+lock = threading.Lock()
+counter = [0]
+
+
+def next_id(prefix):
+    with lock:
+        counter[0] += 1
+        return "%s_e2e%06d" % (prefix, counter[0])
+
+
+def log(text):
+    with lock:
+        with open(LOG_FILE, "a", encoding="utf-8") as f:
+            f.write(text + "\n")
+
+
+def record(name, text):
+    path = os.path.join(RECORD_DIR, name)
+    with lock:
+        with open(path + ".tmp", "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(path + ".tmp", path)
+
+
+def record_history(texts):
+    prompts = [last_prompt([t]) for t in texts]
+    record("history", "".join(p + "\n" for p in prompts if p))
+
+
+def text_of(content):
+    """The plain text of a message content (a string or a list of blocks)."""
+    if isinstance(content, str):
+        return content
+    out = []
+    for block in content or []:
+        if isinstance(block, dict):
+            if block.get("type") in ("text", "input_text", "output_text"):
+                out.append(block.get("text", ""))
+    return "\n".join(out)
+
+
+def last_prompt(texts):
+    """The user's words: the last line of user text that is not a system
+    reminder or other wrapping the harnesses add."""
+    for text in reversed(texts):
+        lines = [l.strip() for l in text.splitlines() if l.strip()]
+        lines = [l for l in lines if not l.startswith("<") and not l.endswith(">")]
+        if lines:
+            return lines[-1]
+    return ""
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, fmt, *args):  # quiet on stderr; LOG_FILE has it all
+        pass
+
+    def body(self):
+        n = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(n) if n else b""
+        log("== %s %s %s\n%s\n%s" % (time.strftime("%H:%M:%S"), self.command, self.path,
+                                     "".join("%s: %s\n" % (k, v) for k, v in self.headers.items()
+                                             if k.lower() not in ("authorization", "x-api-key")),
+                                     raw.decode("utf-8", "replace")[:20000]))
+        try:
+            return json.loads(raw) if raw else {}
+        except ValueError:
+            return {}
+
+    def send_json(self, code, obj):
+        data = json.dumps(obj).encode()
+        self.send_response(code)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def start_sse(self):
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Connection", "close")
+        self.end_headers()
+        self.close_connection = True
+
+    def event(self, name, obj):
+        self.wfile.write(("event: %s\ndata: %s\n\n" % (name, json.dumps(obj))).encode())
+        self.wfile.flush()
+
+    def do_GET(self):
+        self.body()
+        path = self.path.split("?")[0]
+        if path.endswith("/models"):
+            self.send_json(200, {"data": [{"type": "model", "id": MODEL, "display_name": MODEL,
+                                           "created_at": "2026-01-01T00:00:00Z"}],
+                                 "has_more": False, "first_id": MODEL, "last_id": MODEL,
+                                 "models": []})
+        else:
+            self.send_json(404, {"type": "error", "error": {"type": "not_found_error",
+                                                            "message": "not here"}})
+
+    def do_HEAD(self):
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def do_POST(self):
+        req = self.body()
+        path = self.path.split("?")[0]
+        try:
+            if path.endswith("/messages/count_tokens"):
+                self.send_json(200, {"input_tokens": 100})
+            elif path.endswith("/messages"):
+                self.anthropic(req)
+            elif path.endswith("/responses"):
+                self.openai(req)
+            else:
+                self.send_json(404, {"error": {"type": "not_found", "message": "not here"}})
+        except (BrokenPipeError, ConnectionResetError):
+            log("-- client went away")
+
+    # ---- Anthropic Messages ----
+
+    def anthropic(self, req):
+        msgs = req.get("messages") or []
+        tools = [t.get("name") for t in req.get("tools") or [] if isinstance(t, dict)]
+        last = msgs[-1] if msgs else {}
+        results = [b for b in (last.get("content") if isinstance(last.get("content"), list) else [])
+                   if isinstance(b, dict) and b.get("type") == "tool_result"]
+        prompt = last_prompt([text_of(m.get("content")) for m in msgs if m.get("role") == "user"])
+        if tools:
+            record_history([text_of(m.get("content")) for m in msgs if m.get("role") == "user"])
+        blocks, stop, delay = [], "end_turn", 0.0
+        if results:
+            seen = results[-1].get("content")
+            seen = text_of(seen) if not isinstance(seen, str) else seen
+            record("tool-result", seen)
+            blocks.append({"type": "text", "text": "tool said: " + seen.strip()})
+        elif "e2e-tool" in prompt and "Bash" in tools:
+            blocks.append({"type": "text", "text": "Running the command."})
+            blocks.append({"type": "tool_use", "id": next_id("toolu"), "name": "Bash",
+                           "input": {"command": TOOL_COMMAND, "description": "Print a marker"}})
+            stop = "tool_use"
+        else:
+            if "e2e-slow" in prompt and tools:
+                delay = SLOW_SECONDS
+            blocks.append({"type": "text", "text": "pong: " + prompt})
+        log("-> anthropic prompt=%r tools=%d results=%d stop=%s" % (prompt, len(tools), len(results), stop))
+        usage = {"input_tokens": 100, "output_tokens": 10, "cache_creation_input_tokens": 0,
+                 "cache_read_input_tokens": 0}
+        mid = next_id("msg")
+        if not req.get("stream"):
+            self.send_json(200, {"id": mid, "type": "message", "role": "assistant",
+                                 "model": req.get("model", MODEL), "content": blocks,
+                                 "stop_reason": stop, "stop_sequence": None, "usage": usage})
+            return
+        self.start_sse()
+        self.event("message_start", {"type": "message_start", "message": {
+            "id": mid, "type": "message", "role": "assistant", "model": req.get("model", MODEL),
+            "content": [], "stop_reason": None, "stop_sequence": None,
+            "usage": dict(usage, output_tokens=1)}})
+        for i, b in enumerate(blocks):
+            if b["type"] == "text":
+                self.event("content_block_start", {"type": "content_block_start", "index": i,
+                                                   "content_block": {"type": "text", "text": ""}})
+                for piece in chunks(b["text"], delay):
+                    self.event("content_block_delta", {"type": "content_block_delta", "index": i,
+                                                       "delta": {"type": "text_delta", "text": piece}})
+            else:
+                self.event("content_block_start", {"type": "content_block_start", "index": i,
+                                                   "content_block": dict(b, input={})})
+                self.event("content_block_delta", {"type": "content_block_delta", "index": i,
+                                                   "delta": {"type": "input_json_delta",
+                                                             "partial_json": json.dumps(b["input"])}})
+            self.event("content_block_stop", {"type": "content_block_stop", "index": i})
+        self.event("message_delta", {"type": "message_delta",
+                                     "delta": {"stop_reason": stop, "stop_sequence": None},
+                                     "usage": {"output_tokens": 10}})
+        self.event("message_stop", {"type": "message_stop"})
+
+    # ---- OpenAI Responses ----
+
+    def openai(self, req):
+        items = req.get("input") or []
+        tools = [t.get("name") for t in req.get("tools") or [] if isinstance(t, dict)]
+        last = items[-1] if items else {}
+        users = [text_of(i.get("content")) for i in items
+                 if isinstance(i, dict) and i.get("role") == "user"]
+        prompt = last_prompt(users)
+        if tools:
+            record_history(users)
+        out, delay = [], 0.0
+        if isinstance(last, dict) and last.get("type") == "function_call_output":
+            seen = last.get("output")
+            seen = seen if isinstance(seen, str) else json.dumps(seen)
+            record("tool-result", seen)
+            out.append(("text", "tool said: " + seen.strip()[-200:]))
+        elif "e2e-tool" in prompt and ("exec_command" in tools or "shell" in tools):
+            if "exec_command" in tools:
+                call = ("exec_command", {"cmd": TOOL_COMMAND})
+            else:
+                call = ("shell", {"command": ["bash", "-lc", TOOL_COMMAND]})
+            out.append(("call", call))
+        else:
+            if "e2e-slow" in prompt:
+                delay = SLOW_SECONDS
+            out.append(("text", "pong: " + prompt))
+        log("-> openai prompt=%r tools=%s out=%s" % (prompt, tools, [o[0] for o in out]))
+        rid = next_id("resp")
+        self.start_sse()
+        self.event("response.created", {"type": "response.created",
+                                        "response": {"id": rid, "status": "in_progress"}})
+        for n, (kind, what) in enumerate(out):
+            if kind == "text":
+                iid = next_id("msg")
+                self.event("response.output_item.added", {
+                    "type": "response.output_item.added", "output_index": n,
+                    "item": {"type": "message", "id": iid, "role": "assistant",
+                             "status": "in_progress", "content": []}})
+                for piece in chunks(what, delay):
+                    self.event("response.output_text.delta", {
+                        "type": "response.output_text.delta", "item_id": iid,
+                        "output_index": n, "content_index": 0, "delta": piece})
+                item = {"type": "message", "id": iid, "role": "assistant", "status": "completed",
+                        "content": [{"type": "output_text", "text": what, "annotations": []}]}
+            else:
+                name, args = what
+                item = {"type": "function_call", "id": next_id("fc"), "call_id": next_id("call"),
+                        "name": name, "arguments": json.dumps(args), "status": "completed"}
+                self.event("response.output_item.added", {
+                    "type": "response.output_item.added", "output_index": n, "item": item})
+            self.event("response.output_item.done", {"type": "response.output_item.done",
+                                                     "output_index": n, "item": item})
+        self.event("response.completed", {"type": "response.completed", "response": {
+            "id": rid, "status": "completed",
+            "usage": {"input_tokens": 100, "input_tokens_details": {"cached_tokens": 0},
+                      "output_tokens": 10, "output_tokens_details": {"reasoning_tokens": 0},
+                      "total_tokens": 110}}})
+
+
+def chunks(text, delay):
+    """The text in pieces, spread over delay seconds (a generator: each
+    piece goes out before the next wait)."""
+    words = text.split(" ")
+    pieces = [w + (" " if i < len(words) - 1 else "") for i, w in enumerate(words)]
+    steps = max(len(pieces), 6) if delay > 0 else len(pieces)
+    for i in range(steps):
+        if delay > 0:
+            time.sleep(delay / steps)
+        if i < len(pieces):
+            yield pieces[i]
+
+
+class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
+    daemon_threads = True
+    allow_reuse_address = True
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 4:
+        sys.exit("usage: model-server.py PORT_FILE LOG_FILE RECORD_DIR")
+    PORT_FILE, LOG_FILE, RECORD_DIR = sys.argv[1:]
+    server = Server(("127.0.0.1", 0), Handler)
+    with open(PORT_FILE + ".tmp", "w") as f:
+        f.write("%d\n" % server.server_address[1])
+    os.replace(PORT_FILE + ".tmp", PORT_FILE)
+    server.serve_forever()
