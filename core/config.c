@@ -37,9 +37,11 @@
  * (the directory and each file must pass the owner and mode checks). */
 static const char *const default_plugins[] = { "*", NULL };
 
-static const char *const default_system_files[] = {
+/* The second entry, the installation's own file, is filled in at first use
+ * (installation_file). */
+static const char *default_system_files[] = {
 	"/etc/hqt/hqt.ini",
-	HQT_SYSCONFDIR "/hqt/hqt.ini",
+	NULL,
 	NULL,
 };
 const char *const *config_system_files = default_system_files;
@@ -926,6 +928,34 @@ env_set(const char *name)
 }
 
 /*
+ * The hqt.ini this installation put down: <bindir>/HQT_SYSCONF_RELDIR/hqt,
+ * so one installed with `cmake --install --prefix DIR` reads DIR/etc/hqt
+ * (for /usr that is /usr/etc, never installed to: /etc comes first).  An
+ * absolute sysconfdir, or no /proc/self/exe: HQT_SYSCONFDIR as configured.
+ */
+static const char *
+installation_file(void)
+{
+	static char *file;
+	char *exe, *dir;
+
+	if (file != NULL)
+		return file;
+	if (HQT_SYSCONF_RELDIR[0] != '/' && (exe = self_exe()) != NULL) {
+		dir = dir_of(exe);
+		free(exe);
+		if (dir != NULL) {
+			file = xasprintf("%s/" HQT_SYSCONF_RELDIR "/hqt/hqt.ini",
+					 strcmp(dir, "/") == 0 ? "" : dir);
+			free(dir);
+		}
+	}
+	if (file == NULL)
+		file = xstrdup(HQT_SYSCONFDIR "/hqt/hqt.ini");
+	return file;
+}
+
+/*
  * The file to read (SPEC §5): 0 with *path set, or NULL for the built-in
  * defaults; -1 with *err.  --config and $HQT_CONFIG must exist; the user's
  * and the system's file are used when they exist at all.
@@ -967,6 +997,8 @@ find_config(const struct config_overrides *ov, char **path, const char **origin,
 		free(*path);
 		*path = NULL;
 	}
+	if (config_system_files == default_system_files && default_system_files[1] == NULL)
+		default_system_files[1] = installation_file();
 	for (size_t i = 0; config_system_files != NULL && config_system_files[i] != NULL; i++) {
 		if (stat(config_system_files[i], &st) == 0 ||
 		    (errno != ENOENT && errno != ENOTDIR)) {

@@ -69,7 +69,8 @@ int config_parse_string(struct config *cfg, const char *text, const char *name,
 
 /*
  * The system-wide files tried after $XDG_CONFIG_HOME/hqt/hqt.ini, in order,
- * NULL-terminated: /etc/hqt/hqt.ini, then HQT_SYSCONFDIR/hqt/hqt.ini.  Tests
+ * NULL-terminated: /etc/hqt/hqt.ini, then the installation's own (etc/hqt/hqt.ini
+ * under the prefix the executable sits in, e.g. DIR/bin/hqt -> DIR/etc).  Tests
  * point it elsewhere so a machine's own file cannot change their outcome.
  */
 extern const char *const *config_system_files;

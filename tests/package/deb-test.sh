@@ -16,13 +16,19 @@ cmake --build "$work/build" -j 2 >/dev/null
 (cd "$work/build" && cpack -G DEB >/dev/null) || fail "cpack failed"
 deb=$(ls "$work"/build/hqt_*.deb)
 dpkg-deb -f "$deb" Depends | grep -q tmux || fail "package does not depend on tmux"
+# lintian: no errors (warnings are printed, and allowed).
+command -v lintian >/dev/null || fail "lintian is not installed (./bootstrap test installs it)"
+lint=$(lintian --fail-on error "$deb" 2>&1) || fail "lintian: $lint"
+lint=$(echo "$lint" | grep -v 'running with root privileges' || true)
+[ -z "$lint" ] || echo "$lint"
+dpkg-deb -I "$deb" conffiles | grep -qx /etc/hqt/hqt.ini || fail "/etc/hqt/hqt.ini is not a conffile"
 dpkg -x "$deb" "$work/root"
 
 root=$work/root
 multiarch=$(ls -d "$root"/usr/lib/*/hqt | head -1)
 [ -n "$multiarch" ] || fail "no plugin directory in the package"
 for f in usr/bin/hqt etc/hqt/hqt.ini usr/include/hqt/plugin.h \
-	 usr/share/man/man1/hqt.1 usr/share/man/man5/hqt.ini.5 \
+	 usr/share/man/man1/hqt.1.gz usr/share/man/man5/hqt.ini.5.gz \
 	 usr/share/bash-completion/completions/hqt; do
 	[ -f "$root/$f" ] || fail "missing /$f"
 done
@@ -53,6 +59,41 @@ mkdir -m 755 "$work/plugins"
 cp "$work/hello/hello.so" "$work/plugins/"
 out=$("$root/usr/bin/hqt" --plugin-dir "$work/plugins" --db "$work/home/hqt.db" plugins 2>&1)
 echo "$out" | grep -q "^loaded   hello " || fail "packaged hqt did not load the example plugin: $out"
+
+# `cmake --install --prefix DIR` of the tested build (configured for the
+# default prefix): everything lands under DIR, nothing in /usr/local or /etc;
+# the installed hqt reads DIR/etc/hqt/hqt.ini and loads DIR's plugins; the
+# manifest removes it all.
+build=${HQT_BUILD_DIR:?run through ctest}
+prefix=$work/prefix
+listing() { find /usr/local /etc -xdev 2>/dev/null | LC_ALL=C sort; }
+listing >"$work/before"
+cmake --install "$build" --prefix "$prefix" >"$work/install.log" 2>&1 ||
+	fail "cmake --install --prefix failed: $(cat "$work/install.log")"
+listing >"$work/after"
+diff "$work/before" "$work/after" >"$work/outside" ||
+	fail "the install wrote outside $prefix: $(cat "$work/outside")"
+manifest=$build/install_manifest.txt
+while read -r f; do
+	case $f in "$prefix"/*) ;; *) fail "installed outside the prefix: $f" ;; esac
+	[ -f "$f" ] || fail "manifest names a missing file: $f"
+done <"$manifest"
+for f in bin/hqt etc/hqt/hqt.ini include/hqt/plugin.h share/man/man1/hqt.1.gz \
+	 share/doc/hqt/copyright; do
+	[ -f "$prefix/$f" ] || fail "missing $prefix/$f"
+done
+grep -qx "prefix=$prefix" "$(dirname "$(find "$prefix" -name hqt-plugin.pc)")/hqt-plugin.pc" ||
+	fail "hqt-plugin.pc does not name the prefix"
+out=$("$prefix/bin/hqt" --db "$work/home/hqt.db" doctor 2>&1) || fail "doctor failed from $prefix: $out"
+echo "$out" | grep -q "config .*using $prefix/etc/hqt/hqt.ini" ||
+	fail "the installed hqt does not read $prefix/etc/hqt/hqt.ini: $out"
+out=$("$prefix/bin/hqt" --db "$work/home/hqt.db" plugins 2>&1)
+for p in claude codex kiro generic; do
+	echo "$out" | grep -q "^loaded   $p .*$prefix/" || fail "installed hqt did not load $p: $out"
+done
+xargs rm <"$manifest"
+left=$(find "$prefix" -type f)
+[ -z "$left" ] || fail "xargs rm < install_manifest.txt left: $left"
 
 if [ "${HQT_TEST_INSTALL:-}" = 1 ]; then
 	dpkg -i "$deb" >/dev/null
