@@ -13,7 +13,7 @@ const struct cmd_entry cmd_new_entry = {
 	.name = "new",
 	/* One line: usage errors quote it, and an error is one line. */
 	.usage = "new PROJECT HARNESS [--nickname N] [--model M] [--sandbox|--no-sandbox] "
-		 "[--fs ro|rw] [--net on|off] [--dry-run]",
+		 "[--fs ro|rw] [--net on|off] [--worktree[=BRANCH]|--no-worktree] [--dry-run]",
 	.summary = "start a session; prints its number",
 	.help = "Options:\n"
 		"  -n, --nickname N  a name for the session, unique in its project\n"
@@ -22,9 +22,15 @@ const struct cmd_entry cmd_new_entry = {
 		"  --no-sandbox      run it without one\n"
 		"  --fs ro|rw        the project read-only or writable inside the sandbox\n"
 		"  --net on|off      the host network, or none at all, inside the sandbox\n"
+		"  --worktree[=BRANCH]  run it in a git worktree of its own, on a new branch\n"
+		"                    (default hqt/<number>-<nickname>) from the project's HEAD\n"
+		"  --no-worktree     run it in the project itself\n"
 		"  --dry-run         print the exact command that would run; start nothing\n"
 		"\n"
 		"A sandbox that cannot be had is an error: nothing is written or started.\n"
+		"Without --worktree/--no-worktree, [sessions] worktree decides (default ask:\n"
+		"a sandboxed writable session in a git project gets a worktree, so that it can\n"
+		"commit on its branch while the project's own .git stays read-only).\n"
 		"Sandboxed sessions run with the harness's permission prompts skipped.\n",
 	.exec = cmd_new_exec,
 };
@@ -40,10 +46,12 @@ cmd_new_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		{ "fs", required_argument, NULL, 'f' },
 		{ "net", required_argument, NULL, 'N' },
 		{ "dry-run", no_argument, NULL, 'd' },
+		{ "worktree", optional_argument, NULL, 'w' },
+		{ "no-worktree", no_argument, NULL, 'W' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct session_request r = { NULL, NULL, NULL, NULL, -1, -1, -1 };
+	struct session_request r = { NULL, NULL, NULL, NULL, -1, -1, -1, -1, NULL };
 	bool dry = false;
 	char *err = NULL;
 	long long id;
@@ -68,6 +76,13 @@ cmd_new_exec(struct cmd_ctx *ctx, int argc, char **argv)
 			r.net = strcmp(optarg, "on") == 0;
 			break;
 		case 'd': dry = true; break;
+		case 'w':
+			r.worktree = 1;
+			if (optarg != NULL && *optarg == '\0')
+				return cmd_usage_error(&cmd_new_entry, "--worktree= needs a branch name");
+			r.branch = optarg;
+			break;
+		case 'W': r.worktree = 0; break;
 		case 'h': return cmd_print_help(&cmd_new_entry);
 		default:
 			return cmd_usage_error(&cmd_new_entry, "bad option '%s'", argv[optind - 1]);

@@ -40,8 +40,11 @@ const struct cmd_entry cmd_kill_entry = {
 };
 const struct cmd_entry cmd_rm_entry = {
 	.name = "rm",
-	.usage = "rm SESSION",
+	.usage = "rm [--force] SESSION",
 	.summary = "forget a session, stopping it first",
+	.help = "Options:\n"
+		"  -f, --force   remove the session's worktree and branch even when that loses\n"
+		"                work (uncommitted changes, commits neither merged nor pushed)\n",
 	.exec = rm_exec,
 };
 const struct cmd_entry cmd_exec_session_entry = {
@@ -193,10 +196,29 @@ kill_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	return act(ctx, &cmd_kill_entry, argc, argv, session_kill);
 }
 
+static bool rm_force;
+
+static int
+rm_one(struct cmd_ctx *ctx, const struct db_session *s, char **err)
+{
+	return session_remove(ctx, s, rm_force, err);
+}
+
 static int
 rm_exec(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	return act(ctx, &cmd_rm_entry, argc, argv, session_rm);
+	int n = 0;
+
+	/* --force / -f anywhere among the words; the rest as for kill. */
+	rm_force = false;
+	for (int i = 0; i < argc; i++) {
+		if (i > 0 && (strcmp(argv[i], "--force") == 0 || strcmp(argv[i], "-f") == 0))
+			rm_force = true;
+		else
+			argv[n++] = argv[i];
+	}
+	argv[n] = NULL;
+	return act(ctx, &cmd_rm_entry, n, argv, rm_one);
 }
 
 static int

@@ -3,12 +3,14 @@
 #include "cmd.h"
 #include "json-out.h"
 #include "session.h"
+#include "worktree.h"
 #include "text.h"
 
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static int cmd_show_exec(struct cmd_ctx *ctx, int argc, char **argv);
 
@@ -99,6 +101,12 @@ cmd_show_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		     &cmdv, NULL, &cmd_err);
 	if (json) {
 		json_t *o = json_session(s, session_status_name(st), strv_v(&cmdv));
+		if (s->worktree != NULL) {
+			char *stat = worktree_diffstat(s->worktree, s->base);
+			json_object_set_new(o, "base", json_string_or_null(s->base));
+			json_object_set_new(o, "diffstat", json_string_or_null(stat));
+			free(stat);
+		}
 		if (cmd_err != NULL)
 			json_object_set_new(o, "argv_error", json_string_or_null(cmd_err));
 		db_session_free(s);
@@ -127,6 +135,18 @@ cmd_show_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		field("sandbox", "none");
 	if (s->exit_message != NULL)
 		field("exit message", s->exit_message);
+	if (s->worktree != NULL) {
+		struct stat wst;
+		char *stat_line = worktree_diffstat(s->worktree, s->base);
+		char *shown = stat(s->worktree, &wst) == 0
+				      ? xasprintf("%s (branch %s)", s->worktree, s->branch)
+				      : xasprintf("%s (branch %s; the directory is gone)", s->worktree,
+						  s->branch);
+		field("worktree", shown);
+		field("changes", stat_line != NULL ? stat_line : "none");
+		free(stat_line);
+		free(shown);
+	}
 	line = cmd_err != NULL ? xasprintf("(cannot build: %s)", cmd_err) : strv_join_quoted(&cmdv);
 	field("command", line);
 	free(line);

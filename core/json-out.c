@@ -82,6 +82,8 @@ json_session(const struct db_session *s, const char *status, char *const *argv)
 	json_object_set_new(o, "window", json_string(window));
 	json_object_set_new(o, "sandbox", sb);
 	json_object_set_new(o, "exit_message", json_string_or_null(s->exit_message));
+	json_object_set_new(o, "worktree", json_string_or_null(s->worktree));
+	json_object_set_new(o, "branch", json_string_or_null(s->branch));
 	if (argv != NULL)
 		json_object_set_new(o, "argv", json_strv(argv));
 	return o;

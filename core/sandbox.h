@@ -31,6 +31,8 @@ struct sandbox_policy {
 	bool fs_rw;              /* the project writable (fs = rw) */
 	bool net;                /* the host network (true) or only lo (false) */
 	bool allow_ptrace;       /* [sandbox] allow_ptrace: the filter lets ptrace attach */
+	bool git_worktree;       /* the project is the session's own git worktree: a
+				  * commit on its branch may be written (fs = rw) */
 	struct bind *binds;
 	size_t nbinds;
 	struct strv env_names;

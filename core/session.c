@@ -9,12 +9,14 @@
  * holds a FIFO: the launcher opens it close-on-exec, so `hqt new` reads EOF
  * the moment the harness (or bwrap) is exec'd, or the launcher's error. */
 #include "session.h"
+#include "worktree.h"
 #include "log.h"
 #include "sandbox.h"
 #include "spawn.h"
 #include "text.h"
 
 #include <dirent.h>
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -110,6 +112,12 @@ find_harness(struct cmd_ctx *ctx, const char *name, char **err)
 	return NULL;
 }
 
+const char *
+session_dir(const struct db_session *s)
+{
+	return s->worktree != NULL ? s->worktree : s->project_path;
+}
+
 /* req for s; *root (free it) holds the private state of a sandboxed one. */
 static void
 request_of(const struct db_session *s, struct hqt_request *req, char **root)
@@ -117,7 +125,7 @@ request_of(const struct db_session *s, struct hqt_request *req, char **root)
 	*root = s->sandbox_json != NULL ? sandbox_state_root(s->harness, s->project_path) : NULL;
 	memset(req, 0, sizeof *req);
 	req->struct_size = sizeof *req;
-	req->project_path = s->project_path;
+	req->project_path = session_dir(s);
 	req->harness_session_id = s->harness_session_id;
 	req->model = s->model;
 	req->sandboxed = s->sandbox_json != NULL;
@@ -232,7 +240,7 @@ plan(struct cmd_ctx *ctx, const struct db_session *s, bool resume, char *const *
 			goto fail;
 	}
 	if (p->cmd.cwd == NULL)
-		p->cmd.cwd = xstrdup(s->project_path);
+		p->cmd.cwd = xstrdup(session_dir(s));
 	if (s->sandbox_json == NULL)
 		return 0;
 
@@ -258,7 +266,7 @@ plan(struct cmd_ctx *ctx, const struct db_session *s, bool resume, char *const *
 	p->in.argv = strv_v(&p->cmd.argv);
 	p->in.env_add = strv_v(&p->cmd.env);
 	p->in.cwd = p->cmd.cwd;
-	p->in.project = s->project_path;
+	p->in.project = session_dir(s);
 	p->in.home = p->home;
 	p->in.private_home = p->private_home;
 	p->in.exe = p->exe;
@@ -847,9 +855,47 @@ resolve_sandbox(const struct cmd_ctx *ctx, const struct session_request *r, bool
 
 /* The policy JSON of a new session, or NULL when not sandboxed; fails closed
  * when a sandbox is asked for and cannot be had. */
+/*
+ * Whether a new session gets its own git worktree (SPEC §12): asked for,
+ * refused, or as [sessions] worktree says; with "ask" (the default) the CLI
+ * makes one for a sandboxed writable session in a git project, which gets
+ * a branch to commit on instead of a read-only .git (SPEC §8.3).
+ */
+static int
+resolve_worktree(const struct cmd_ctx *ctx, const struct session_request *r, const char *dir,
+		 bool *wt, char **err)
+{
+	bool sandboxed = r->sandbox < 0 ? ctx->cfg.sandbox.enabled : r->sandbox != 0;
+	bool fs_rw = r->fs_rw >= 0 ? r->fs_rw != 0 : ctx->cfg.sandbox.fs_rw;
+	bool repo = worktree_repo_top(dir);
+	char *git = NULL;
+
+	*wt = false;
+	if (r->worktree == 0)
+		return 0;
+	if (r->worktree > 0) {
+		if (!repo) {
+			set_err(err, "--worktree: '%s' is not the top of a git repository (no .git "
+				"directory there)", dir);
+			return -1;
+		}
+		*wt = true;
+		return 0;
+	}
+	if (!repo || ctx->cfg.worktree == CONFIG_WORKTREE_NEVER ||
+	    (git = find_in_path("git", NULL)) == NULL)
+		return 0;
+	free(git);
+	/* Not asked for: a repository without a commit has nothing to branch
+	 * from, and runs in the project (its .git read-only when sandboxed). */
+	*wt = (ctx->cfg.worktree == CONFIG_WORKTREE_ALWAYS || (sandboxed && fs_rw)) &&
+	      worktree_has_commit(dir);
+	return 0;
+}
+
 static int
 new_policy(struct cmd_ctx *ctx, const struct harness *h, const struct session_request *r,
-	   char **json, char **err)
+	   bool worktree, char **json, char **err)
 {
 	struct sandbox_probe probe;
 	struct sandbox_policy pol;
@@ -876,6 +922,8 @@ new_policy(struct cmd_ctx *ctx, const struct harness *h, const struct session_re
 		pol.fs_rw = r->fs_rw != 0;
 	if (r->net >= 0)
 		pol.net = r->net != 0;
+	/* Its own worktree: what a commit on its branch needs is writable. */
+	pol.git_worktree = worktree && pol.fs_rw;
 	*json = sandbox_policy_to_json(&pol, err);
 	sandbox_policy_free(&pol);
 	return *json != NULL ? 0 : -1;
@@ -883,7 +931,7 @@ new_policy(struct cmd_ctx *ctx, const struct harness *h, const struct session_re
 
 static int
 check_request(struct cmd_ctx *ctx, const struct session_request *r, struct db_project **proj,
-	      const struct harness **h, char **json, char **hsid, char **err)
+	      const struct harness **h, char **json, char **hsid, bool *wt, char **err)
 {
 	bool on;
 
@@ -912,7 +960,9 @@ check_request(struct cmd_ctx *ctx, const struct session_request *r, struct db_pr
 	}
 	if ((*h = find_harness(ctx, r->harness, err)) == NULL)
 		goto fail;
-	if (new_policy(ctx, *h, r, json, err) != 0)
+	if (resolve_worktree(ctx, r, (*proj)->path, wt, err) != 0)
+		goto fail;
+	if (new_policy(ctx, *h, r, *wt, json, err) != 0)
 		goto fail;
 	if (harness_generate_id(*h, hsid, err) < 0)
 		goto fail;
@@ -953,9 +1003,12 @@ session_dry_run(struct cmd_ctx *ctx, const struct session_request *r, struct str
 	const struct harness *h;
 	struct db_session s;
 	char *json, *hsid;
+	bool wt;
 	int rc;
 
-	if (check_request(ctx, r, &proj, &h, &json, &hsid, err) != 0)
+	/* With a worktree to be made, the argv is the one for the project:
+	 * the worktree does not exist until the session does. */
+	if (check_request(ctx, r, &proj, &h, &json, &hsid, &wt, err) != 0)
 		return -1;
 	memset(&s, 0, sizeof s);
 	s.project = proj->name;
@@ -983,6 +1036,37 @@ mark_exited(struct cmd_ctx *ctx, long long id, const char *msg)
 	free(ignored);
 }
 
+/* <[sessions] worktree_dir, default $XDG_DATA_HOME/hqt/worktrees>/<project>/<n>[-<nick>]. */
+static char *
+worktree_path(const struct cmd_ctx *ctx, const char *project, long long id, const char *nick)
+{
+	char *base = ctx->cfg.worktree_dir != NULL ? xstrdup(ctx->cfg.worktree_dir) : NULL, *out;
+	char leaf[64];
+
+	if (base == NULL) {
+		char *data = xdg_data_home();
+		if (data == NULL)
+			return NULL;
+		base = xasprintf("%s/hqt/worktrees", data);
+		free(data);
+	}
+	char proj[64];
+
+	/* Plain file names: what is not [A-Za-z0-9._-] is '-', no leading '.'. */
+	snprintf(leaf, sizeof leaf, "%lld%s%.40s", id, nick != NULL ? "-" : "", nick != NULL ? nick : "");
+	snprintf(proj, sizeof proj, "%s", project);
+	for (char *c = leaf; *c != '\0'; c++)
+		if (!isalnum((unsigned char)*c) && *c != '.' && *c != '_' && *c != '-')
+			*c = '-';
+	for (char *c = proj; *c != '\0'; c++)
+		if ((!isalnum((unsigned char)*c) && *c != '.' && *c != '_' && *c != '-') ||
+		    (c == proj && *c == '.'))
+			*c = '_';
+	out = xasprintf("%s/%s/%s", base, proj[0] != '\0' ? proj : "_", leaf);
+	free(base);
+	return out;
+}
+
 int
 session_create(struct cmd_ctx *ctx, const struct session_request *r, long long *id,
 	       char **err)
@@ -991,12 +1075,14 @@ session_create(struct cmd_ctx *ctx, const struct session_request *r, long long *
 	const struct harness *h;
 	struct db_session_new row;
 	struct rundir rd = { NULL, -1, 0 };
-	char *json, *hsid, name[32];
+	char *json, *hsid, name[32], *wt_path = NULL, *branch = NULL, *base = NULL;
+	const char *dir;
 	long long nid = 0;
 	int gate = -1;
+	bool wt;
 
 	*id = 0;
-	if (check_request(ctx, r, &proj, &h, &json, &hsid, err) != 0)
+	if (check_request(ctx, r, &proj, &h, &json, &hsid, &wt, err) != 0)
 		return -1;
 	if (cmd_tmux(ctx) != 0 || rundir_make(&rd, err) != 0)
 		goto fail;
@@ -1016,6 +1102,26 @@ session_create(struct cmd_ctx *ctx, const struct session_request *r, long long *
 	    db_session_set_state(ctx->db, nid, DB_STATE_RUNNING, err) != 0 ||
 	    db_session_set_spawned_at(ctx->db, nid, now(), err) != 0)
 		goto rollback;
+	dir = proj->path;
+	if (wt) {
+		/* Its own worktree on its own branch, from the project's HEAD;
+		 * removed again below if the session does not come to be. */
+		if ((branch = worktree_branch_name(proj->path, nid, r->nickname, r->branch, err)) ==
+			    NULL ||
+		    (wt_path = worktree_path(ctx, proj->name, nid, r->nickname)) == NULL) {
+			if (*err == NULL)
+				set_err(err, "cannot place a worktree: no data directory ($HOME unset)");
+			goto rollback;
+		}
+		if (worktree_add(proj->path, wt_path, branch, &base, err) != 0) {
+			free(wt_path);
+			wt_path = NULL;
+			goto rollback;
+		}
+		if (db_session_set_worktree(ctx->db, nid, wt_path, branch, base, err) != 0)
+			goto rollback;
+		dir = wt_path;
+	}
 	/*
 	 * A number is reused after a rolled-back attempt, whose window may
 	 * still be there (its launcher waiting for a row that will never be
@@ -1024,9 +1130,9 @@ session_create(struct cmd_ctx *ctx, const struct session_request *r, long long *
 	 * opened without it: one tmux process less on every other start.
 	 */
 	session_window_name(nid, name, sizeof name);
-	if (open_window(ctx, nid, proj->path, false, OPEN_REPLACE, &rd, NULL) != 0 &&
+	if (open_window(ctx, nid, dir, false, OPEN_REPLACE, &rd, NULL) != 0 &&
 	    (tmux_ensure_session(&ctx->tmux, err) != 0 ||
-	     open_window(ctx, nid, proj->path, false, OPEN_REPLACE, &rd, err) != 0))
+	     open_window(ctx, nid, dir, false, OPEN_REPLACE, &rd, err) != 0))
 		goto rollback;
 	if (db_commit(ctx->db, err) != 0) {
 		tmux_kill_window(&ctx->tmux, name, NULL);
@@ -1043,15 +1149,23 @@ session_create(struct cmd_ctx *ctx, const struct session_request *r, long long *
 	db_project_free(proj);
 	free(json);
 	free(hsid);
+	free(wt_path);
+	free(branch);
+	free(base);
 	return 0;
 rollback:
 	db_rollback(ctx->db, NULL);
+	if (wt_path != NULL)
+		(void)worktree_remove(proj->path, wt_path, branch, NULL);
 fail:
 	gate_close(&gate);
 	rundir_free(&rd);
 	db_project_free(proj);
 	free(json);
 	free(hsid);
+	free(wt_path);
+	free(branch);
+	free(base);
 	return -1;
 }
 
@@ -1097,7 +1211,7 @@ rung(struct cmd_ctx *ctx, const struct db_session *s, bool resume, char **err)
 	alive = window_alive(ctx, name, err);
 	if (rundir_make(&rd, err) != 0)
 		return -1;
-	rc = open_window(ctx, s->id, s->project_path, resume, alive >= 0 ? OPEN_RESPAWN : OPEN_NEW,
+	rc = open_window(ctx, s->id, session_dir(s), resume, alive >= 0 ? OPEN_RESPAWN : OPEN_NEW,
 			 &rd, err);
 	if (rc == 0)
 		rc = rundir_wait(ctx, name, &rd, err);
@@ -1215,11 +1329,34 @@ session_kill(struct cmd_ctx *ctx, const struct db_session *s, char **err)
 }
 
 int
-session_rm(struct cmd_ctx *ctx, const struct db_session *s, char **err)
+session_remove(struct cmd_ctx *ctx, const struct db_session *s, bool force, char **err)
 {
+	char *what = NULL;
+
+	/* Its worktree goes with it, but never work that is nowhere else. */
+	if (s->worktree != NULL && s->branch != NULL && !force) {
+		if (worktree_check(s->project_path, s->worktree, s->branch, &what, err) != 0)
+			return -1;
+		if (what != NULL) {
+			set_err(err, "session %lld's worktree %s holds %s; commit and merge or push "
+				"it, or remove it anyway with: hqt rm --force %lld", s->id,
+				s->worktree, what, s->id);
+			free(what);
+			return -1;
+		}
+	}
 	if (session_kill(ctx, s, err) != 0)
 		return -1;
+	if (s->worktree != NULL && s->branch != NULL &&
+	    worktree_remove(s->project_path, s->worktree, s->branch, err) != 0)
+		return -1;
 	return db_session_delete(ctx->db, s->id, err);
+}
+
+int
+session_rm(struct cmd_ctx *ctx, const struct db_session *s, char **err)
+{
+	return session_remove(ctx, s, false, err);
 }
 
 int

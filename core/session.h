@@ -27,7 +27,12 @@ struct session_request {
 	int sandbox;
 	int fs_rw;
 	int net;
+	int worktree;          /* 1 its own git worktree, 0 none, -1 [sessions] worktree */
+	const char *branch;    /* with worktree: the branch; NULL: hqt/<n>-<nickname> */
 };
+
+/* Where session s runs: its worktree, or the project. */
+const char *session_dir(const struct db_session *s);
 
 /* The stored sandbox of s: 1 (with fs/net), 0 when not sandboxed, -1 unreadable. */
 int session_sandbox(const struct db_session *s, bool *fs_rw, bool *net);
@@ -69,6 +74,13 @@ int session_resume(struct cmd_ctx *ctx, const struct db_session *s, const char *
 int session_kill(struct cmd_ctx *ctx, const struct db_session *s, char **err);
 /* Kill (when running) and forget. */
 int session_rm(struct cmd_ctx *ctx, const struct db_session *s, char **err);
+/*
+ * rm, and with it the session's worktree and branch: refused (nothing
+ * done) when that would lose work (uncommitted or hidden changes, commits
+ * neither merged nor pushed), unless force.  A worktree whose directory
+ * vanished is pruned.
+ */
+int session_remove(struct cmd_ctx *ctx, const struct db_session *s, bool force, char **err);
 /* Kill every session of project `name` (project rm --force). */
 int session_kill_project(struct cmd_ctx *ctx, const char *name, char **err);
 

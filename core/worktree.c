@@ -65,6 +65,17 @@ worktree_repo_top(const char *dir)
 	return ok;
 }
 
+bool
+worktree_has_commit(const char *dir)
+{
+	struct spawn_result r;
+	const char *args[] = { "rev-parse", "--verify", "--quiet", "HEAD^{commit}", NULL };
+	bool ok = git(dir, args, &r, NULL) == 0;
+
+	spawn_result_free(&r);
+	return ok;
+}
+
 char *
 worktree_branch_name(const char *repo, long long id, const char *nickname, const char *wanted,
 		     char **err)

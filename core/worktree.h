@@ -9,6 +9,9 @@
  * (not a worktree or a submodule of another). */
 bool worktree_repo_top(const char *dir);
 
+/* Whether HEAD there names a commit (a fresh `git init` has none). */
+bool worktree_has_commit(const char *dir);
+
 /*
  * The branch of session id ("hqt/<id>-<nickname>", the nickname reduced to
  * what a ref name may hold, or "hqt/<id>"), or `wanted` when it is a valid

@@ -244,7 +244,7 @@ new_submit(struct tui *t)
 {
 	struct new_dialog *nd = &t->nd;
 	const char *harness = t->ctx->reg.harnesses[nd->harness].name;
-	struct session_request r = { NULL, NULL, NULL, NULL, -1, -1, -1 };
+	struct session_request r = { NULL, NULL, NULL, NULL, -1, -1, -1, -1, NULL };
 	char *nick = field_value(&nd->nickname), *model = field_value(&nd->model), *err = NULL;
 	long long id = 0;
 	int rc;
