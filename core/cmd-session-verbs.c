@@ -107,6 +107,18 @@ attach_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	free(err);
 	err = NULL;
 	db_session_free(s);
+	/* Outside tmux the attach takes the terminal: the hqt session's status
+	 * line says how to leave, with the server's own prefix.  (Inside, the
+	 * client switches and the way back depends on where it came from.) */
+	if (getenv("TMUX") == NULL || *getenv("TMUX") == '\0') {
+		char *key = NULL, *hint;
+		if (tmux_prefix(&ctx->tmux, &key, NULL) != 0)
+			key = NULL;
+		hint = xasprintf("%s d: detach", key != NULL ? key : "prefix");
+		tmux_session_hint(&ctx->tmux, hint, NULL);
+		free(hint);
+		free(key);
+	}
 	if (tmux_attach(&ctx->tmux, name, false, &err) != 0) {
 		cmd_error("%s", err);
 		free(err);

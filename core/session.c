@@ -773,9 +773,22 @@ launcher_argv(struct cmd_ctx *ctx, long long id, bool resume, const char *dir, s
  */
 enum open_how { OPEN_NEW, OPEN_REPLACE, OPEN_RESPAWN };
 
+/*
+ * What a window shows beside its name in tmux's status line, so that a user
+ * recognises it there: the nickname, else project/harness.  The name itself
+ * stays "hqt-N", the key every lookup uses (docs/decisions.md).
+ */
+static char *
+window_label(const char *nickname, const char *project, const char *harness)
+{
+	if (nickname != NULL && *nickname != '\0')
+		return xstrdup(nickname);
+	return xasprintf("%s/%s", project != NULL ? project : "?", harness != NULL ? harness : "?");
+}
+
 static int
 open_window(struct cmd_ctx *ctx, long long id, const char *cwd, bool resume, enum open_how how,
-	    struct rundir *r, char **err)
+	    const char *label, struct rundir *r, char **err)
 {
 	struct strv argv = STRV_INIT;
 	struct tmux_window w;
@@ -791,8 +804,11 @@ open_window(struct cmd_ctx *ctx, long long id, const char *cwd, bool resume, enu
 	else
 		rc = tmux_new_window(&ctx->tmux, name, cwd, strv_v(&argv), NULL, &w, err);
 	strv_clear(&argv);
-	if (rc == 0)
+	if (rc == 0) {
 		r->pid = w.pid;
+		/* Cosmetic: a window without its label still works. */
+		tmux_label_window(&ctx->tmux, w.window_id, label, NULL);
+	}
 	return rc;
 }
 
@@ -972,7 +988,7 @@ session_create(struct cmd_ctx *ctx, const struct session_request *r, long long *
 	const struct harness *h;
 	struct db_session_new row;
 	struct rundir rd = { NULL, -1, 0 };
-	char *json, *hsid, name[32];
+	char *json, *hsid, *label = NULL, name[32];
 	long long nid = 0;
 	int gate = -1;
 
@@ -1005,9 +1021,10 @@ session_create(struct cmd_ctx *ctx, const struct session_request *r, long long *
 	 * opened without it: one tmux process less on every other start.
 	 */
 	session_window_name(nid, name, sizeof name);
-	if (open_window(ctx, nid, proj->path, false, OPEN_REPLACE, &rd, NULL) != 0 &&
+	label = window_label(r->nickname, proj->name, h->name);
+	if (open_window(ctx, nid, proj->path, false, OPEN_REPLACE, label, &rd, NULL) != 0 &&
 	    (tmux_ensure_session(&ctx->tmux, err) != 0 ||
-	     open_window(ctx, nid, proj->path, false, OPEN_REPLACE, &rd, err) != 0))
+	     open_window(ctx, nid, proj->path, false, OPEN_REPLACE, label, &rd, err) != 0))
 		goto rollback;
 	if (db_commit(ctx->db, err) != 0) {
 		tmux_kill_window(&ctx->tmux, name, NULL);
@@ -1024,6 +1041,7 @@ session_create(struct cmd_ctx *ctx, const struct session_request *r, long long *
 	db_project_free(proj);
 	free(json);
 	free(hsid);
+	free(label);
 	return 0;
 rollback:
 	db_rollback(ctx->db, NULL);
@@ -1033,6 +1051,7 @@ fail:
 	db_project_free(proj);
 	free(json);
 	free(hsid);
+	free(label);
 	return -1;
 }
 
@@ -1071,15 +1090,17 @@ static int
 rung(struct cmd_ctx *ctx, const struct db_session *s, bool resume, char **err)
 {
 	struct rundir rd = { NULL, -1, 0 };
-	char name[32];
+	char name[32], *label;
 	int alive, rc;
 
 	session_window_name(s->id, name, sizeof name);
 	alive = window_alive(ctx, name, err);
 	if (rundir_make(&rd, err) != 0)
 		return -1;
+	label = window_label(s->nickname, s->project, s->harness);
 	rc = open_window(ctx, s->id, s->project_path, resume, alive >= 0 ? OPEN_RESPAWN : OPEN_NEW,
-			 &rd, err);
+			 label, &rd, err);
+	free(label);
 	if (rc == 0)
 		rc = rundir_wait(ctx, name, &rd, err);
 	rundir_free(&rd);
