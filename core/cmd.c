@@ -14,6 +14,7 @@ extern const struct cmd_entry cmd_tui_entry;
 extern const struct cmd_entry cmd_new_entry;
 extern const struct cmd_entry cmd_list_entry;
 extern const struct cmd_entry cmd_show_entry;
+extern const struct cmd_entry cmd_peek_entry;
 extern const struct cmd_entry cmd_attach_entry;
 extern const struct cmd_entry cmd_resume_entry;
 extern const struct cmd_entry cmd_kill_entry;
@@ -29,6 +30,7 @@ const struct cmd_entry *const cmd_table[] = {
 	&cmd_new_entry,
 	&cmd_list_entry,
 	&cmd_show_entry,
+	&cmd_peek_entry,
 	&cmd_attach_entry,
 	&cmd_resume_entry,
 	&cmd_kill_entry,

@@ -1431,3 +1431,75 @@ out:
 	tmux_panes_free(&panes);
 	return rc;
 }
+
+/* ---- peek: a session's screen without attaching ---- */
+
+static bool
+blank_line(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r')
+			return false;
+	return true;
+}
+
+void
+session_screen_lines(const char *text, unsigned lines, struct strv *out)
+{
+	struct strv all = STRV_INIT;
+	size_t first = 0, end;
+
+	for (const char *p = text; p != NULL && *p != '\0';) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl != NULL ? (size_t)(nl - p) : strlen(p);
+		strv_take(&all, xstrndup(p, len));
+		p = nl != NULL ? nl + 1 : NULL;
+	}
+	end = all.n;
+	while (end > 0 && blank_line(all.v[end - 1], strlen(all.v[end - 1])))
+		end--;
+	if (lines > 0 && end > lines)
+		first = end - lines;
+	for (size_t i = first; i < end; i++)
+		strv_push(out, all.v[i]);
+	strv_clear(&all);
+}
+
+int
+session_peek(struct cmd_ctx *ctx, const struct db_session *s, unsigned lines,
+	     struct strv *out, char **err)
+{
+	struct tmux_panes panes = { NULL, 0 };
+	const struct tmux_pane *p;
+	char name[32], *text = NULL, *pane;
+	unsigned history, want;
+	int rc;
+
+	if (cmd_tmux(ctx) != 0) {
+		set_err(err, "cannot use tmux");
+		return -1;
+	}
+	session_window_name(s->id, name, sizeof name);
+	if (tmux_list_panes(&ctx->tmux, &panes, err) != 0)
+		return -1;
+	if ((p = tmux_panes_find(&panes, name)) == NULL) {
+		tmux_panes_free(&panes);
+		return 1;
+	}
+	want = lines > 0 ? lines : p->height;
+	/* The screen, and the history above it only for more lines than it has. */
+	history = want > p->height ? want - p->height : 0;
+	pane = xstrdup(p->pane_id);
+	tmux_panes_free(&panes);
+	rc = tmux_capture(&ctx->tmux, pane, history, &text, err);
+	free(pane);
+	if (rc != 0)
+		return -1;
+	if (text == NULL) {
+		/* Gone between the list and the capture. */
+		return 1;
+	}
+	session_screen_lines(text, want, out);
+	free(text);
+	return 0;
+}

@@ -267,6 +267,11 @@ Test(cli, bad_usage_of_commands)
 		{ "project", "frob", NULL },
 		{ "project", "list", "--yaml", NULL },
 		{ "doctor", "extra", NULL },
+		{ "peek", NULL },
+		{ "peek", "1", "2", NULL },
+		{ "peek", "1", "--lines", "0", NULL },
+		{ "peek", "1", "--lines", "ten", NULL },
+		{ "peek", "1", "--lines", NULL },
 	};
 
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
@@ -286,7 +291,7 @@ Test(cli, bad_usage_of_commands)
 
 Test(cli, no_such_session_is_error_1)
 {
-	static const char *const verbs[] = { "show", "kill", "rm", "resume", "attach" };
+	static const char *const verbs[] = { "show", "kill", "rm", "resume", "attach", "peek" };
 	struct run r;
 
 	for (size_t i = 0; i < sizeof verbs / sizeof *verbs; i++) {
@@ -639,5 +644,82 @@ Test(cli, project_rm_refused_while_it_has_sessions)
 	cr_assert_eq(json_array_size(j), 0);
 	json_decref(j);
 	run_free(&r);
+	free(dir);
+}
+
+/* ---- peek ---- */
+
+struct peek_want {
+	const char *text;
+	char *last;
+};
+
+static int
+peek_shows(void *arg)
+{
+	struct peek_want *w = arg;
+	struct run r;
+
+	run_hqt(&r, &te, "peek", "1", NULL);
+	free(w->last);
+	w->last = r.out;
+	r.out = NULL;
+	run_free(&r);
+	return w->last != NULL && strstr(w->last, w->text) != NULL;
+}
+
+Test(cli, peek_prints_the_screen_without_attaching)
+{
+	char *dir = fmt("%s/p", te.root);
+	struct peek_want w = { "for shortcuts", NULL };
+	struct run r;
+	json_t *j, *lines;
+
+	mkdir(dir, 0755);
+	add_project("p", dir);
+	cr_assert_eq(run_new(&te, "p", "claude", "--nickname", "looker", NULL), 1);
+	/* The fake claude's idle screen: its input box, then "? for shortcuts". */
+	cr_assert(wait_for(peek_shows, &w, 8000), "peek never showed the screen: %s", w.last);
+	cr_assert_not_null(strstr(w.last, "❯"), "%s", w.last);
+	/* Trailing blank lines dropped: the last line printed has text. */
+	size_t len = strlen(w.last);
+	cr_assert(len >= 2 && w.last[len - 1] == '\n' && w.last[len - 2] != '\n', "[%s]", w.last);
+	cr_assert_lt(count_lines(w.last), 40, "more lines than the pane: %s", w.last);
+	const char *lastline = w.last + len - 1;
+	while (lastline > w.last && lastline[-1] != '\n')
+		lastline--;
+
+	/* --lines 2 (by nickname): the last two of them. */
+	run_hqt(&r, &te, "peek", "looker", "--lines", "2", NULL);
+	cr_assert_eq(r.code, 0, "%s", r.err);
+	cr_assert_eq(count_lines(r.out), 2, "[%s]", r.out);
+	cr_assert(strlen(r.out) >= strlen(lastline) &&
+		  strcmp(r.out + strlen(r.out) - strlen(lastline), lastline) == 0,
+		  "[%s] does not end with [%s]", r.out, lastline);
+	run_free(&r);
+
+	/* --json: {"id", "lines"}, the same lines. */
+	run_hqt(&r, &te, "peek", "-n", "3", "1", "--json", NULL);
+	j = run_json(&r, "peek --json");
+	run_free(&r);
+	cr_assert_eq(json_integer_value(json_object_get(j, "id")), 1);
+	lines = json_object_get(j, "lines");
+	cr_assert(json_is_array(lines) && json_array_size(lines) == 3);
+	char *want = strndup(lastline, strlen(lastline) - 1);
+	cr_assert_str_eq(json_string_value(json_array_get(lines, 2)), want);
+	free(want);
+	json_decref(j);
+	/* Peeking attached nothing and left the session as it was. */
+	cr_assert_eq(hqt_windows(&te), 1);
+
+	/* Its window gone: one line, exit 1. */
+	run_tmux(&r, &te, "kill-window", "-t", "hqt:hqt-1", NULL);
+	run_free(&r);
+	run_hqt(&r, &te, "peek", "1", NULL);
+	assert_one_error(&r, 1, "peek of a session without a window");
+	cr_assert_not_null(strstr(r.err, "no window"), "%s", r.err);
+	cr_assert_not_null(strstr(r.err, "hqt resume 1"), "%s", r.err);
+	run_free(&r);
+	free(w.last);
 	free(dir);
 }
