@@ -91,6 +91,16 @@ cmd_error(const char *fmt, ...)
 }
 
 void
+cmd_note(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmessage("", fmt, ap);
+	va_end(ap);
+}
+
+void
 cmd_warn(const char *fmt, ...)
 {
 	va_list ap;

@@ -9,6 +9,7 @@
  * holds a FIFO: the launcher opens it close-on-exec, so `hqt new` reads EOF
  * the moment the harness (or bwrap) is exec'd, or the launcher's error. */
 #include "session.h"
+#include "project.h"
 #include "log.h"
 #include "sandbox.h"
 #include "spawn.h"
@@ -101,10 +102,9 @@ find_harness(struct cmd_ctx *ctx, const char *name, char **err)
 		return h;
 	for (size_t i = 0; i < ctx->reg.nharnesses; i++)
 		strv_push(&names, ctx->reg.harnesses[i].name);
-	list = strv_join_quoted(&names);
-	char *shown = text_escape(name, 60);
-	set_err(err, "no harness '%s' (loaded: %s)", shown, names.n ? list : "none; see hqt doctor");
-	free(shown);
+	list = text_unknown("harness", name, strv_v(&names), names.n, "loaded",
+			    "none loaded; see hqt doctor");
+	set_err(err, "%s", list);
 	free(list);
 	strv_clear(&names);
 	return NULL;
@@ -899,7 +899,7 @@ check_request(struct cmd_ctx *ctx, const struct session_request *r, struct db_pr
 		set_err(err, "cannot open the database");
 		return -1;
 	}
-	if (db_project_get(ctx->db, r->project, proj, err) != 0)
+	if (project_find(ctx->db, r->project, proj, err) != 0)
 		return -1;
 	/* A sandbox needs every plugin (session_harness): load them before
 	 * *h points into the registry. */
