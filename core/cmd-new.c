@@ -1,19 +1,28 @@
 /* cmd-new.c: hqt new PROJECT HARNESS [options]: start a session. */
 #include "cmd.h"
+#include "db.h"
+#include "project.h"
 #include "session.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static int cmd_new_exec(struct cmd_ctx *ctx, int argc, char **argv);
+static int new_session(struct cmd_ctx *ctx, const struct session_request *r, bool dry,
+		       bool attach);
 
 const struct cmd_entry cmd_new_entry = {
 	.name = "new",
 	/* One line: usage errors quote it, and an error is one line. */
-	.usage = "new PROJECT HARNESS [--nickname N] [--model M] [--sandbox|--no-sandbox] "
-		 "[--fs ro|rw] [--net on|off] [--worktree[=BRANCH]|--no-worktree] [--dry-run]",
+	.usage = "new PROJECT|. HARNESS [--nickname N] [--model M] [--sandbox|--no-sandbox] "
+		 "[--fs ro|rw] [--net on|off] [--worktree[=BRANCH]|--no-worktree] [--attach] "
+		 "[--dry-run]",
 	.summary = "start a session; prints its number",
 	.help = "Options:\n"
 		"  -n, --nickname N  a name for the session, unique in its project\n"
@@ -25,8 +34,11 @@ const struct cmd_entry cmd_new_entry = {
 		"  --worktree[=BRANCH]  run it in a git worktree of its own, on a new branch\n"
 		"                    (default hqt/<number>-<nickname>) from the project's HEAD\n"
 		"  --no-worktree     run it in the project itself\n"
+		"  --attach          attach to it once started (as hqt attach)\n"
 		"  --dry-run         print the exact command that would run; start nothing\n"
 		"\n"
+		"PROJECT '.' is the current directory: its project, or a new one named after\n"
+		"it (registered as hqt project add would, with a line on stderr saying so).\n"
 		"A sandbox that cannot be had is an error: nothing is written or started.\n"
 		"Without --worktree/--no-worktree, [sessions] worktree decides (default ask:\n"
 		"a sandboxed writable session in a git project gets a worktree, so that it can\n"
@@ -34,6 +46,89 @@ const struct cmd_entry cmd_new_entry = {
 		"Sandboxed sessions run with the harness's permission prompts skipped.\n",
 	.exec = cmd_new_exec,
 };
+
+/* A project name made of the directory's name: what project_name_valid
+ * takes, and not one already used (by another directory). */
+static char *
+name_for(struct db *db, const char *path)
+{
+	const char *base = strrchr(path, '/');
+	char *stem, *name;
+
+	base = base != NULL && base[1] != '\0' ? base + 1 : "project";
+	stem = xstrndup(base, 60);
+	for (char *p = stem; *p != '\0'; p++)
+		if (!isalnum((unsigned char)*p) && *p != '.' && *p != '_' && *p != '-')
+			*p = '-';
+	while (stem[0] == '-' || stem[0] == '.')
+		memmove(stem, stem + 1, strlen(stem));
+	if (stem[0] == '\0') {
+		free(stem);
+		stem = xstrdup("project");
+	}
+	name = xstrdup(stem);
+	for (int n = 2; n < 1000; n++) {
+		struct db_project *p = NULL;
+		if (db_project_get(db, name, &p, NULL) != 0)
+			break;
+		db_project_free(p);
+		free(name);
+		name = xasprintf("%s-%d", stem, n);
+	}
+	free(stem);
+	return name;
+}
+
+/*
+ * `new .`: the project whose directory is the current one, registered when
+ * there is none (not for --dry-run, which writes nothing).  NULL after an
+ * error.  Caller frees.
+ */
+static char *
+here_project(struct cmd_ctx *ctx, bool dry)
+{
+	struct db_project_list *l = NULL;
+	char cwd[PATH_MAX], *abs = NULL, *name = NULL, *err = NULL;
+	long long id;
+
+	if (getcwd(cwd, sizeof cwd) == NULL || (abs = realpath(cwd, NULL)) == NULL) {
+		cmd_error("cannot tell the current directory: %s", strerror(errno));
+		return NULL;
+	}
+	if (db_project_list(ctx->db, &l, &err) != 0)
+		goto fail;
+	for (size_t i = 0; i < l->n && name == NULL; i++)
+		if (strcmp(l->v[i].path, abs) == 0)
+			name = xstrdup(l->v[i].name);
+	db_project_list_free(l);
+	if (name != NULL) {
+		free(abs);
+		return name;
+	}
+	if (dry) {
+		err = xasprintf("no project is %s yet; hqt new . without --dry-run registers it", abs);
+		goto fail;
+	}
+	name = name_for(ctx->db, abs);
+	char *checked = NULL;
+	if (project_check(name, abs, &checked, &err) != 0 ||
+	    db_project_add(ctx->db, name, checked, &id, &err) != 0) {
+		free(checked);
+		free(name);
+		name = NULL;
+		goto fail;
+	}
+	cmd_note("registered project '%s' for %s (hqt project rm %s forgets it)", name, checked,
+		 name);
+	free(checked);
+	free(abs);
+	return name;
+fail:
+	cmd_error("%s", err != NULL ? err : "cannot register the project");
+	free(err);
+	free(abs);
+	return NULL;
+}
 
 static int
 cmd_new_exec(struct cmd_ctx *ctx, int argc, char **argv)
@@ -48,13 +143,13 @@ cmd_new_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		{ "dry-run", no_argument, NULL, 'd' },
 		{ "worktree", optional_argument, NULL, 'w' },
 		{ "no-worktree", no_argument, NULL, 'W' },
+		{ "attach", no_argument, NULL, 'a' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct session_request r = { NULL, NULL, NULL, NULL, -1, -1, -1, -1, NULL };
-	bool dry = false;
-	char *err = NULL;
-	long long id;
+	bool dry = false, attach = false;
+	char *here = NULL;
 	int c, rc;
 
 	optind = 0;
@@ -83,6 +178,7 @@ cmd_new_exec(struct cmd_ctx *ctx, int argc, char **argv)
 			r.branch = optarg;
 			break;
 		case 'W': r.worktree = 0; break;
+		case 'a': attach = true; break;
 		case 'h': return cmd_print_help(&cmd_new_entry);
 		default:
 			return cmd_usage_error(&cmd_new_entry, "bad option '%s'", argv[optind - 1]);
@@ -97,10 +193,30 @@ cmd_new_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		r.sandbox = 1;
 	if (r.sandbox == 0 && (r.fs_rw >= 0 || r.net >= 0))
 		return cmd_usage_error(&cmd_new_entry, "--fs and --net need a sandbox");
+	if (dry && attach)
+		return cmd_usage_error(&cmd_new_entry, "--attach and --dry-run do not go together");
 	/* The database first: cmd_db prints why it cannot be opened, and
 	 * session_create would only add a second, vaguer line. */
 	if (cmd_config(ctx) != 0 || cmd_db(ctx) != 0)
 		return EXIT_FAIL;
+	if (strcmp(r.project, ".") == 0) {
+		if ((here = here_project(ctx, dry)) == NULL)
+			return EXIT_FAIL;
+		r.project = here;
+	}
+	rc = new_session(ctx, &r, dry, attach);
+	free(here);
+	return rc;
+}
+
+static int
+new_session(struct cmd_ctx *ctx, const struct session_request *rq, bool dry, bool attach)
+{
+	struct session_request r = *rq;
+	char *err = NULL;
+	long long id;
+	int rc;
+
 	if (dry) {
 		struct strv out = STRV_INIT;
 		if (session_dry_run(ctx, &r, &out, &err) != 0) {
@@ -124,6 +240,11 @@ cmd_new_exec(struct cmd_ctx *ctx, int argc, char **argv)
 			cmd_error("%s", err);
 		free(err);
 		return EXIT_FAIL;
+	}
+	if (attach) {
+		char name[32];
+		session_window_name(id, name, sizeof name);
+		return cmd_attach(ctx, name);
 	}
 	return EXIT_OK;
 }

@@ -34,17 +34,24 @@ const struct cmd_entry cmd_resume_entry = {
 };
 const struct cmd_entry cmd_kill_entry = {
 	.name = "kill",
-	.usage = "kill SESSION",
-	.summary = "stop a session's window (hqt resume brings it back)",
+	.usage = "kill SESSION...",
+	.summary = "stop sessions' windows (hqt resume brings them back)",
+	.help = "Several sessions: each is looked up first (an unknown one stops them all),\n"
+		"then each is stopped on its own and reported (\"3 killed\"); exit 1 when any\n"
+		"failed.\n",
 	.exec = kill_exec,
 };
 const struct cmd_entry cmd_rm_entry = {
 	.name = "rm",
-	.usage = "rm [--force] SESSION",
-	.summary = "forget a session, stopping it first",
+	.usage = "rm [--force] SESSION...",
+	.summary = "forget sessions, stopping them first",
 	.help = "Options:\n"
-		"  -f, --force   remove the session's worktree and branch even when that loses\n"
-		"                work (uncommitted changes, commits neither merged nor pushed)\n",
+		"  -f, --force   remove a session's worktree and branch even when that loses\n"
+		"                work (uncommitted changes, commits neither merged nor pushed)\n"
+		"\n"
+		"Several sessions: each is looked up first (an unknown one stops them all),\n"
+		"then each is removed on its own and reported (\"3 removed\"); exit 1 when\n"
+		"any failed.\n",
 	.exec = rm_exec,
 };
 const struct cmd_entry cmd_exec_session_entry = {
@@ -110,7 +117,30 @@ attach_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	free(err);
 	err = NULL;
 	db_session_free(s);
-	if (tmux_attach(&ctx->tmux, name, false, &err) != 0) {
+	return cmd_attach(ctx, name);
+}
+
+int
+cmd_attach(struct cmd_ctx *ctx, const char *window)
+{
+	char *err = NULL;
+
+	if (cmd_tmux(ctx) != 0)
+		return EXIT_FAIL;
+	/* Outside tmux the attach takes the terminal: the hqt session's status
+	 * line says how to leave, with the server's own prefix.  (Inside, the
+	 * client switches and the way back depends on where it came from.) */
+	if (getenv("TMUX") == NULL || *getenv("TMUX") == '\0') {
+		char *key = NULL, *hint;
+		if (tmux_prefix(&ctx->tmux, &key, NULL) != 0)
+			key = NULL;
+		hint = xasprintf("%s d: detach", key != NULL ? key : "prefix");
+		tmux_session_hint(&ctx->tmux, hint, NULL);
+		free(hint);
+		free(key);
+	}
+	fflush(stdout);
+	if (tmux_attach(&ctx->tmux, window, false, &err) != 0) {
 		cmd_error("%s", err);
 		free(err);
 		return EXIT_FAIL;
@@ -169,31 +199,75 @@ resume_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	return rc;
 }
 
-/* kill and rm: look the session up, act, report. */
+/*
+ * kill and rm of one session or several: every name is looked up first, and
+ * one that names nothing stops them all before anything is done (a typo in
+ * `hqt rm 3 4 5x` must not leave 3 and 4 deleted and the user guessing).
+ * Then each is acted on by itself, one failure not keeping the others from
+ * being done whole; each is reported (a line on stdout, or its error).  Exit
+ * 1 when any failed.
+ */
 static int
-act(struct cmd_ctx *ctx, const struct cmd_entry *e, int argc, char **argv,
+act(struct cmd_ctx *ctx, const struct cmd_entry *e, int argc, char **argv, const char *done,
     int (*fn)(struct cmd_ctx *, const struct db_session *, char **))
 {
-	struct db_session *s;
+	struct db_session **v;
+	size_t n = 0;
 	char *err = NULL;
-	int rc;
+	int first = 1, rc = EXIT_OK;
+	bool failed = false;
 
-	if ((s = one_session(ctx, e, argc, argv, &rc)) == NULL)
-		return rc;
-	rc = EXIT_OK;
-	if (fn(ctx, s, &err) != 0) {
-		cmd_error("%s", err);
-		free(err);
-		rc = EXIT_FAIL;
+	if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0))
+		return cmd_print_help(e);
+	if (argc >= 2 && strcmp(argv[1], "--") == 0)
+		first = 2;
+	else
+		for (int i = 1; i < argc; i++)
+			if (argv[i][0] == '-' && argv[i][1] != '\0')
+				return cmd_usage_error(e, "unknown option '%s'", argv[i]);
+	if (argc - first < 1)
+		return cmd_usage_error(e, "%s needs a SESSION (a number or a nickname)", e->name);
+	if (cmd_db(ctx) != 0)
+		return EXIT_FAIL;
+	v = xcalloc((size_t)argc, sizeof *v);
+	for (int i = first; i < argc; i++) {
+		struct db_session *s = NULL;
+		bool dup = false;
+		if (db_session_find(ctx->db, argv[i], &s, &err) != 0) {
+			cmd_error("%s", err);
+			free(err);
+			err = NULL;
+			rc = EXIT_FAIL;
+			continue;
+		}
+		for (size_t k = 0; k < n; k++)
+			dup = dup || v[k]->id == s->id;
+		if (dup)
+			db_session_free(s);
+		else
+			v[n++] = s;
 	}
-	db_session_free(s);
-	return rc;
+	if (rc != EXIT_OK && argc - first > 1)
+		cmd_error("nothing %s: name only sessions that exist", done);
+	for (size_t k = 0; rc == EXIT_OK && k < n; k++) {
+		if (fn(ctx, v[k], &err) != 0) {
+			cmd_error("session %lld: %s", v[k]->id, err);
+			free(err);
+			err = NULL;
+			failed = true;
+		} else if (argc - first > 1)
+			printf("%lld %s\n", v[k]->id, done);
+	}
+	for (size_t k = 0; k < n; k++)
+		db_session_free(v[k]);
+	free(v);
+	return failed ? EXIT_FAIL : rc;
 }
 
 static int
 kill_exec(struct cmd_ctx *ctx, int argc, char **argv)
 {
-	return act(ctx, &cmd_kill_entry, argc, argv, session_kill);
+	return act(ctx, &cmd_kill_entry, argc, argv, "killed", session_kill);
 }
 
 static bool rm_force;
@@ -218,7 +292,7 @@ rm_exec(struct cmd_ctx *ctx, int argc, char **argv)
 			argv[n++] = argv[i];
 	}
 	argv[n] = NULL;
-	return act(ctx, &cmd_rm_entry, n, argv, rm_one);
+	return act(ctx, &cmd_rm_entry, n, argv, "removed", rm_one);
 }
 
 static int

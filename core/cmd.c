@@ -14,6 +14,7 @@ extern const struct cmd_entry cmd_tui_entry;
 extern const struct cmd_entry cmd_new_entry;
 extern const struct cmd_entry cmd_list_entry;
 extern const struct cmd_entry cmd_show_entry;
+extern const struct cmd_entry cmd_peek_entry;
 extern const struct cmd_entry cmd_attach_entry;
 extern const struct cmd_entry cmd_resume_entry;
 extern const struct cmd_entry cmd_kill_entry;
@@ -29,6 +30,7 @@ const struct cmd_entry *const cmd_table[] = {
 	&cmd_new_entry,
 	&cmd_list_entry,
 	&cmd_show_entry,
+	&cmd_peek_entry,
 	&cmd_attach_entry,
 	&cmd_resume_entry,
 	&cmd_kill_entry,
@@ -80,6 +82,16 @@ vmessage(const char *prefix, const char *fmt, va_list ap)
 
 void
 cmd_error(const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vmessage("", fmt, ap);
+	va_end(ap);
+}
+
+void
+cmd_note(const char *fmt, ...)
 {
 	va_list ap;
 

@@ -45,6 +45,11 @@ extern const struct cmd_entry *const cmd_table[];
 /* "hqt: ..." on stderr, one line. */
 void cmd_error(const char *fmt, ...) HQT_PRINTF(1, 2);
 void cmd_warn(const char *fmt, ...) HQT_PRINTF(1, 2);
+/* A line for the user that is not an error ("hqt: registered project ..."). */
+void cmd_note(const char *fmt, ...) HQT_PRINTF(1, 2);
+/* Put the terminal on hqt's window `window` (the hqt session's status line
+ * told how to leave); returns an exit code, only on failure when it execs. */
+int cmd_attach(struct cmd_ctx *ctx, const char *window);
 /* Print "hqt: <msg>" and a pointer to --help; returns EXIT_USAGE. */
 int cmd_usage_error(const struct cmd_entry *e, const char *fmt, ...) HQT_PRINTF(2, 3);
 /* Print e's --help text to stdout; returns EXIT_OK. */

@@ -48,6 +48,48 @@ find_cmd(const char *name)
 	return NULL;
 }
 
+/*
+ * Global options given after the command ("hqt list --db FILE", the way
+ * habits type them) are taken out of the command's arguments, as
+ * --name VALUE or --name=VALUE, up to a "--".  The command then never sees
+ * them.  -1 after a usage error (no value).
+ */
+static int
+late_globals(struct cmd_ctx *ctx, const struct cmd_entry *e, int *argc, char **argv)
+{
+	static const char *const names[] = { "--config", "--plugin-dir", "--db", "--tmux-socket" };
+	const char **fields[] = { &ctx->ov.config, &ctx->ov.plugin_dir, &ctx->ov.db,
+				  &ctx->ov.tmux_socket };
+	int out = 1, i;
+
+	for (i = 1; i < *argc; i++) {
+		size_t k, len = 0;
+		if (strcmp(argv[i], "--") == 0)
+			break;
+		for (k = 0; k < ARRAY_SIZE(names); k++) {
+			len = strlen(names[k]);
+			if (strncmp(argv[i], names[k], len) == 0 &&
+			    (argv[i][len] == '\0' || argv[i][len] == '='))
+				break;
+		}
+		if (k == ARRAY_SIZE(names)) {
+			argv[out++] = argv[i];
+			continue;
+		}
+		if (argv[i][len] == '=')
+			*fields[k] = argv[i] + len + 1;
+		else if (i + 1 < *argc)
+			*fields[k] = argv[++i];
+		else
+			return cmd_usage_error(e, "option '%s' needs an argument", names[k]), -1;
+	}
+	for (; i < *argc; i++)
+		argv[out++] = argv[i];
+	argv[out] = NULL;
+	*argc = out;
+	return 0;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -97,8 +139,13 @@ main(int argc, char **argv)
 	if (optind >= argc) {
 		char *targv[] = { (char *)"tui", NULL };
 		rc = e->exec(&ctx, 1, targv);
-	} else
-		rc = e->exec(&ctx, argc - optind, argv + optind);
+	} else {
+		int cargc = argc - optind;
+		/* The launcher's arguments are hqt's own: left as they are. */
+		if (!e->hidden && late_globals(&ctx, e, &cargc, argv + optind) != 0)
+			return EXIT_USAGE;
+		rc = e->exec(&ctx, cargc, argv + optind);
+	}
 
 	cmd_ctx_free(&ctx);
 	fflush(stdout);

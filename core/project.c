@@ -1,5 +1,7 @@
 /* project.c: validating a project before it is stored (CLI and TUI alike). */
 #include "project.h"
+#include "db.h"
+#include "strv.h"
 #include "text.h"
 #include "util.h"
 
@@ -53,4 +55,31 @@ project_check(const char *name, const char *path, char **abs, char **err)
 	}
 	*abs = xstrdup(real);
 	return 0;
+}
+
+int
+project_find(struct db *db, const char *name, struct db_project **out, char **err)
+{
+	struct db_project_list *l = NULL;
+	struct strv names = STRV_INIT;
+	char *e = NULL;
+
+	if (db_project_get(db, name, out, &e) == 0)
+		return 0;
+	/* Only "not there" gets the list; a database error is said as it is. */
+	if (strncmp(e, "no project '", 12) != 0 || db_project_list(db, &l, NULL) != 0) {
+		set_err(err, "%s", e);
+		free(e);
+		return -1;
+	}
+	free(e);
+	for (size_t i = 0; i < l->n; i++)
+		strv_push(&names, l->v[i].name);
+	e = text_unknown("project", name, strv_v(&names), names.n, "known",
+			 "none yet; add one with: hqt project add NAME PATH");
+	set_err(err, "%s", e);
+	free(e);
+	strv_clear(&names);
+	db_project_list_free(l);
+	return -1;
 }

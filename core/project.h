@@ -20,4 +20,13 @@ bool project_name_valid(const char *name);
 #define PROJECT_BAD_PATH (-1)
 int project_check(const char *name, const char *path, char **abs, char **err);
 
+/*
+ * db_project_get, but a name that is not there gets the closest known one
+ * and the list in *err ("no project 'wbe'; did you mean 'web'? (known:
+ * api, web)").
+ */
+struct db;
+struct db_project;
+int project_find(struct db *db, const char *name, struct db_project **out, char **err);
+
 #endif

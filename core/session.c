@@ -9,6 +9,7 @@
  * holds a FIFO: the launcher opens it close-on-exec, so `hqt new` reads EOF
  * the moment the harness (or bwrap) is exec'd, or the launcher's error. */
 #include "session.h"
+#include "project.h"
 #include "worktree.h"
 #include "log.h"
 #include "sandbox.h"
@@ -103,10 +104,9 @@ find_harness(struct cmd_ctx *ctx, const char *name, char **err)
 		return h;
 	for (size_t i = 0; i < ctx->reg.nharnesses; i++)
 		strv_push(&names, ctx->reg.harnesses[i].name);
-	list = strv_join_quoted(&names);
-	char *shown = text_escape(name, 60);
-	set_err(err, "no harness '%s' (loaded: %s)", shown, names.n ? list : "none; see hqt doctor");
-	free(shown);
+	list = text_unknown("harness", name, strv_v(&names), names.n, "loaded",
+			    "none loaded; see hqt doctor");
+	set_err(err, "%s", list);
 	free(list);
 	strv_clear(&names);
 	return NULL;
@@ -781,9 +781,22 @@ launcher_argv(struct cmd_ctx *ctx, long long id, bool resume, const char *dir, s
  */
 enum open_how { OPEN_NEW, OPEN_REPLACE, OPEN_RESPAWN };
 
+/*
+ * What a window shows beside its name in tmux's status line, so that a user
+ * recognises it there: the nickname, else project/harness.  The name itself
+ * stays "hqt-N", the key every lookup uses (docs/decisions.md).
+ */
+static char *
+window_label(const char *nickname, const char *project, const char *harness)
+{
+	if (nickname != NULL && *nickname != '\0')
+		return xstrdup(nickname);
+	return xasprintf("%s/%s", project != NULL ? project : "?", harness != NULL ? harness : "?");
+}
+
 static int
 open_window(struct cmd_ctx *ctx, long long id, const char *cwd, bool resume, enum open_how how,
-	    struct rundir *r, char **err)
+	    const char *label, struct rundir *r, char **err)
 {
 	struct strv argv = STRV_INIT;
 	struct tmux_window w;
@@ -799,8 +812,11 @@ open_window(struct cmd_ctx *ctx, long long id, const char *cwd, bool resume, enu
 	else
 		rc = tmux_new_window(&ctx->tmux, name, cwd, strv_v(&argv), NULL, &w, err);
 	strv_clear(&argv);
-	if (rc == 0)
+	if (rc == 0) {
 		r->pid = w.pid;
+		/* Cosmetic: a window without its label still works. */
+		tmux_label_window(&ctx->tmux, w.window_id, label, NULL);
+	}
 	return rc;
 }
 
@@ -950,7 +966,7 @@ check_request(struct cmd_ctx *ctx, const struct session_request *r, struct db_pr
 		set_err(err, "cannot open the database");
 		return -1;
 	}
-	if (db_project_get(ctx->db, r->project, proj, err) != 0)
+	if (project_find(ctx->db, r->project, proj, err) != 0)
 		return -1;
 	/* A sandbox needs every plugin (session_harness): load them before
 	 * *h points into the registry. */
@@ -1076,6 +1092,7 @@ session_create(struct cmd_ctx *ctx, const struct session_request *r, long long *
 	struct db_session_new row;
 	struct rundir rd = { NULL, -1, 0 };
 	char *json, *hsid, name[32], *wt_path = NULL, *branch = NULL, *base = NULL;
+	char *label = NULL;
 	const char *dir;
 	long long nid = 0;
 	int gate = -1;
@@ -1130,9 +1147,10 @@ session_create(struct cmd_ctx *ctx, const struct session_request *r, long long *
 	 * opened without it: one tmux process less on every other start.
 	 */
 	session_window_name(nid, name, sizeof name);
-	if (open_window(ctx, nid, dir, false, OPEN_REPLACE, &rd, NULL) != 0 &&
+	label = window_label(r->nickname, proj->name, h->name);
+	if (open_window(ctx, nid, dir, false, OPEN_REPLACE, label, &rd, NULL) != 0 &&
 	    (tmux_ensure_session(&ctx->tmux, err) != 0 ||
-	     open_window(ctx, nid, dir, false, OPEN_REPLACE, &rd, err) != 0))
+	     open_window(ctx, nid, dir, false, OPEN_REPLACE, label, &rd, err) != 0))
 		goto rollback;
 	if (db_commit(ctx->db, err) != 0) {
 		tmux_kill_window(&ctx->tmux, name, NULL);
@@ -1152,6 +1170,7 @@ session_create(struct cmd_ctx *ctx, const struct session_request *r, long long *
 	free(wt_path);
 	free(branch);
 	free(base);
+	free(label);
 	return 0;
 rollback:
 	db_rollback(ctx->db, NULL);
@@ -1166,6 +1185,7 @@ fail:
 	free(wt_path);
 	free(branch);
 	free(base);
+	free(label);
 	return -1;
 }
 
@@ -1204,15 +1224,17 @@ static int
 rung(struct cmd_ctx *ctx, const struct db_session *s, bool resume, char **err)
 {
 	struct rundir rd = { NULL, -1, 0 };
-	char name[32];
+	char name[32], *label;
 	int alive, rc;
 
 	session_window_name(s->id, name, sizeof name);
 	alive = window_alive(ctx, name, err);
 	if (rundir_make(&rd, err) != 0)
 		return -1;
+	label = window_label(s->nickname, s->project, s->harness);
 	rc = open_window(ctx, s->id, session_dir(s), resume, alive >= 0 ? OPEN_RESPAWN : OPEN_NEW,
-			 &rd, err);
+			 label, &rd, err);
+	free(label);
 	if (rc == 0)
 		rc = rundir_wait(ctx, name, &rd, err);
 	rundir_free(&rd);
@@ -1565,4 +1587,76 @@ out:
 	free(pane);
 	tmux_panes_free(&panes);
 	return rc;
+}
+
+/* ---- peek: a session's screen without attaching ---- */
+
+static bool
+blank_line(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++)
+		if (s[i] != ' ' && s[i] != '\t' && s[i] != '\r')
+			return false;
+	return true;
+}
+
+void
+session_screen_lines(const char *text, unsigned lines, struct strv *out)
+{
+	struct strv all = STRV_INIT;
+	size_t first = 0, end;
+
+	for (const char *p = text; p != NULL && *p != '\0';) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl != NULL ? (size_t)(nl - p) : strlen(p);
+		strv_take(&all, xstrndup(p, len));
+		p = nl != NULL ? nl + 1 : NULL;
+	}
+	end = all.n;
+	while (end > 0 && blank_line(all.v[end - 1], strlen(all.v[end - 1])))
+		end--;
+	if (lines > 0 && end > lines)
+		first = end - lines;
+	for (size_t i = first; i < end; i++)
+		strv_push(out, all.v[i]);
+	strv_clear(&all);
+}
+
+int
+session_peek(struct cmd_ctx *ctx, const struct db_session *s, unsigned lines,
+	     struct strv *out, char **err)
+{
+	struct tmux_panes panes = { NULL, 0 };
+	const struct tmux_pane *p;
+	char name[32], *text = NULL, *pane;
+	unsigned history, want;
+	int rc;
+
+	if (cmd_tmux(ctx) != 0) {
+		set_err(err, "cannot use tmux");
+		return -1;
+	}
+	session_window_name(s->id, name, sizeof name);
+	if (tmux_list_panes(&ctx->tmux, &panes, err) != 0)
+		return -1;
+	if ((p = tmux_panes_find(&panes, name)) == NULL) {
+		tmux_panes_free(&panes);
+		return 1;
+	}
+	want = lines > 0 ? lines : p->height;
+	/* The screen, and the history above it only for more lines than it has. */
+	history = want > p->height ? want - p->height : 0;
+	pane = xstrdup(p->pane_id);
+	tmux_panes_free(&panes);
+	rc = tmux_capture(&ctx->tmux, pane, history, &text, err);
+	free(pane);
+	if (rc != 0)
+		return -1;
+	if (text == NULL) {
+		/* Gone between the list and the capture. */
+		return 1;
+	}
+	session_screen_lines(text, want, out);
+	free(text);
+	return 0;
 }

@@ -105,6 +105,18 @@ struct sandbox_policy;
 void session_add_plugin_binds(const struct registry *reg, const struct harness *h,
 			      struct sandbox_policy *pol);
 
+/*
+ * What s's window shows now, without attaching: its last `lines` screen
+ * lines (0: the pane's height; more than the height reach into its history),
+ * trailing blank lines dropped, in out (one entry per line, no '\n').
+ * 0; 1 when s has no window (nothing in out); -1 with *err.
+ */
+int session_peek(struct cmd_ctx *ctx, const struct db_session *s, unsigned lines,
+		 struct strv *out, char **err);
+/* The lines of a captured text (lines ending '\n'), trailing blank ones
+ * dropped, the last `lines` of them (0: all), appended to out. */
+void session_screen_lines(const char *text, unsigned lines, struct strv *out);
+
 /* Every session (*l) and its status (*st, l->n entries), for `list` and
  * `resume --all`; the database is open (cmd_db).  0, or -1 with *err and
  * nothing to free. */

@@ -2,6 +2,7 @@
 #include "text.h"
 #include "util.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,5 +104,77 @@ text_cell(const char *s, int width)
 	}
 	out[len] = '\0';
 	free(esc);
+	return out;
+}
+
+#define DISTANCE_MAX_LEN 64
+
+size_t
+text_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	size_t row[DISTANCE_MAX_LEN + 1];
+
+	if (la > DISTANCE_MAX_LEN || lb > DISTANCE_MAX_LEN)
+		return (size_t)-1;
+	for (size_t j = 0; j <= lb; j++)
+		row[j] = j;
+	for (size_t i = 1; i <= la; i++) {
+		size_t diag = row[0];  /* row[i-1][j-1] */
+		row[0] = i;
+		for (size_t j = 1; j <= lb; j++) {
+			size_t up = row[j];
+			unsigned char ca = (unsigned char)a[i - 1], cb = (unsigned char)b[j - 1];
+			bool same = ca == cb || (ca < 0x80 && cb < 0x80 &&
+						 (ca | 0x20) == (cb | 0x20) && (ca | 0x20) >= 'a' &&
+						 (ca | 0x20) <= 'z');
+			size_t best = diag + (same ? 0 : 1);
+			if (up + 1 < best)
+				best = up + 1;
+			if (row[j - 1] + 1 < best)
+				best = row[j - 1] + 1;
+			diag = up;
+			row[j] = best;
+		}
+	}
+	return row[lb];
+}
+
+char *
+text_unknown(const char *what, const char *name, char *const names[], size_t n,
+	     const char *label, const char *none)
+{
+	size_t len = strlen(name), limit = len / 3 > 2 ? len / 3 : 2, best = (size_t)-1;
+	const char *closest = NULL;
+	char *shown = text_escape(name, 60), *list = xstrdup(""), *hint, *out;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t d = text_distance(name, names[i]);
+		char *e = text_escape(names[i], 60), *l;
+		/* A prefix is as good as a typo: "cod" for "codex". */
+		if (d != 0 && strncmp(names[i], name, len) == 0 && len >= 2 && d > limit)
+			d = limit;
+		if (d < best) {
+			best = d;
+			closest = names[i];
+		}
+		l = xasprintf("%s%s%s", list, i > 0 ? ", " : "", e);
+		free(list);
+		free(e);
+		list = l;
+	}
+	if (closest != NULL && best <= limit && best < len) {
+		char *e = text_escape(closest, 60);
+		hint = xasprintf("; did you mean '%s'?", e);
+		free(e);
+	} else
+		hint = xstrdup("");
+	if (n > 0)
+		out = xasprintf("no %s '%s'%s (%s: %s)", what, shown, hint, label, list);
+	else
+		out = xasprintf("no %s '%s' (%s)", what, shown, none);
+	free(hint);
+	free(list);
+	free(shown);
 	return out;
 }

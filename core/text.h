@@ -20,4 +20,20 @@ char *text_escape(const char *s, size_t max);
  */
 char *text_cell(const char *s, int width);
 
+/*
+ * Edit distance (Levenshtein, ASCII letters compared without case) between
+ * a and b; names longer than 64 bytes count as far from everything.
+ */
+size_t text_distance(const char *a, const char *b);
+
+/*
+ * The message for a name that is not there, with the closest of the n
+ * known names when it is close enough to be a typo, then all of them:
+ * "no harness 'cluade'; did you mean 'claude'? (loaded: claude, codex)".
+ * `what` names the kind, `label` the list ("known", "loaded"), `none` is
+ * said when there are no names.  The name is escaped.  Caller frees.
+ */
+char *text_unknown(const char *what, const char *name, char *const names[], size_t n,
+		   const char *label, const char *none);
+
 #endif

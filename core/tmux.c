@@ -1,6 +1,7 @@
 /* tmux.c: every tmux invocation hqt makes, argv only; see tmux.h for the why. */
 #include "tmux.h"
 #include "util.h"
+#include "text.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -1725,6 +1726,124 @@ tmux_capture(const struct tmux *t, const char *pane, unsigned history, char **te
 	char *const panes[] = { (char *)pane, NULL };
 
 	return tmux_capture_many(t, panes, 1, history, text, err);
+}
+
+/* ---- what the user sees of hqt's windows ---- */
+
+/* What a window shows in the status line: its name (the lookup key, kept)
+ * and the label; tmux's own default otherwise. */
+#define LABEL_FORMAT "#I:#W #{@hqt}#{?window_flags,#{window_flags}, }"
+
+int
+tmux_label_window(const struct tmux *t, const char *window, const char *label, char **err)
+{
+	static const char *const opts[] = { "window-status-format", "window-status-current-format" };
+	struct strv a = STRV_INIT;
+	char *target, *shown, *escaped;
+	int rc;
+
+	if ((target = window_target(t, window, err)) == NULL)
+		return -1;
+	/* The label is the user's text (a nickname): no control characters,
+	 * and '#' doubled, as the status line expands styles (#[...]) in it. */
+	shown = text_escape(label, 64);
+	escaped = tmux_format_escape(shown);
+	tmux_argv_init(t, &a);
+	strv_push(&a, "set-option");
+	strv_push(&a, "-w");
+	strv_push(&a, "-t");
+	strv_push(&a, target);
+	strv_push(&a, "@hqt");
+	tmux_argv_word(&a, escaped);
+	for (size_t i = 0; i < ARRAY_SIZE(opts); i++) {
+		tmux_argv_sep(&a);
+		strv_push(&a, "set-option");
+		strv_push(&a, "-w");
+		strv_push(&a, "-t");
+		strv_push(&a, target);
+		strv_push(&a, opts[i]);
+		strv_push(&a, LABEL_FORMAT);
+	}
+	rc = tmux_run(t, &a, NULL, err);
+	strv_clear(&a);
+	free(escaped);
+	free(shown);
+	free(target);
+	return rc;
+}
+
+int
+tmux_display(const struct tmux *t, const char *target, const char *format, char **out,
+	     char **err)
+{
+	struct strv a = STRV_INIT;
+	struct spawn_result r;
+	int rc;
+
+	tmux_argv_init(t, &a);
+	strv_push(&a, "display-message");
+	strv_push(&a, "-p");
+	if (target != NULL) {
+		strv_push(&a, "-t");
+		strv_push(&a, target);
+	}
+	tmux_argv_word(&a, format);
+	rc = run_full(t, &a, &r, err);
+	strv_clear(&a);
+	if (rc == 0) {
+		*out = xstrndup(r.out != NULL ? r.out : "", strcspn(r.out != NULL ? r.out : "", "\n"));
+	}
+	spawn_result_free(&r);
+	return rc < 0 ? -1 : 0;
+}
+
+int
+tmux_prefix(const struct tmux *t, char **key, char **err)
+{
+	struct strv a = STRV_INIT;
+	struct spawn_result r;
+	int rc;
+
+	tmux_argv_init(t, &a);
+	strv_push(&a, "show-options");
+	strv_push(&a, "-gv");
+	strv_push(&a, "prefix");
+	rc = run_full(t, &a, &r, err);
+	strv_clear(&a);
+	if (rc == 0) {
+		const char *o = r.out != NULL ? r.out : "";
+		size_t len = strcspn(o, "\n");
+		*key = len > 0 && strncmp(o, "None", len) != 0 ? xstrndup(o, len) : NULL;
+	}
+	spawn_result_free(&r);
+	return rc < 0 ? -1 : 0;
+}
+
+int
+tmux_session_hint(const struct tmux *t, const char *hint, char **err)
+{
+	struct strv a = STRV_INIT;
+	char *shown = text_escape(hint, 80), *escaped = tmux_format_escape(shown);
+	int rc;
+
+	tmux_argv_init(t, &a);
+	strv_push(&a, "set-option");
+	strv_push(&a, "-t");
+	strv_pushf(&a, "=%s:", t->session);
+	strv_push(&a, "status-right");
+	strv_pushf(&a, "#[reverse] %s #[default]", escaped);
+	/* The default status-right-length (40) would cut it. */
+	tmux_argv_sep(&a);
+	strv_push(&a, "set-option");
+	strv_push(&a, "-t");
+	strv_pushf(&a, "=%s:", t->session);
+	strv_push(&a, "status-right-length");
+	strv_pushf(&a, "%zu", strlen(escaped) + 8);
+	rc = tmux_run(t, &a, NULL, err);
+	strv_clear(&a);
+	free(escaped);
+	free(shown);
+	return rc;
 }
 
 /* ---- attach ---- */

@@ -251,6 +251,25 @@ int tmux_capture(const struct tmux *t, const char *pane, unsigned history, char 
 int tmux_status(const struct tmux *t, char *const windows[], size_t n, struct tmux_panes *panes,
 		char **texts, char **err);
 
+/* ---- what the user sees of hqt's windows ---- */
+
+/*
+ * Show `label` (a nickname, or project/harness) beside the window's name
+ * in the status line: the window option @hqt holds it, and the window's own
+ * window-status-format and window-status-current-format show
+ * "INDEX:NAME LABEL". The name stays "hqt-N": every lookup goes by it.
+ * The label is escaped (control characters, '#').  One tmux call.
+ */
+int tmux_label_window(const struct tmux *t, const char *window, const char *label, char **err);
+/* `display-message -p [-t target] FORMAT`: the first line in *out (caller frees). */
+int tmux_display(const struct tmux *t, const char *target, const char *format, char **out,
+		 char **err);
+/* The server's prefix key as tmux names it ("C-b"); *key NULL when it is None. */
+int tmux_prefix(const struct tmux *t, char **key, char **err);
+/* status-right of t->session only (never the global option): `hint`, shown
+ * literally in reverse video, e.g. "C-b d: back to hqt". */
+int tmux_session_hint(const struct tmux *t, const char *hint, char **err);
+
 /* ---- the user's terminal ---- */
 
 /*

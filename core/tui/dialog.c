@@ -471,34 +471,61 @@ dialog_project_key(struct tui *t, int ch, bool is_key)
 	}
 }
 
-/* ---- delete confirmation ---- */
+/* ---- questions about one session: delete, kill, a stopped one's Enter ---- */
 
 void
 dialog_confirm_compose(struct tui *t)
 {
 	struct frame *f = &t->frame;
-	const struct db_session *s = NULL;
-	int w = f->cols - 4 > 56 ? 56 : f->cols - 4, h = 7, y, x;
-	char *q;
+	enum session_status st = SESSION_GONE;
+	const struct db_session *s = tui_session(t, t->confirm_id, &st);
+	int w = f->cols - 4 > 60 ? 60 : f->cols - 4, h = 7, y, x;
+	const char *title, *verb, *what, *keys;
+	char *q, *who;
 
-	for (size_t i = 0; t->sessions != NULL && i < t->sessions->n; i++)
-		if (t->sessions->v[i].id == t->confirm_id)
-			s = &t->sessions->v[i];
+	switch (t->confirm_kind) {
+	case CONFIRM_KILL:
+		title = "Kill session";
+		verb = "Kill";
+		what = "Its window is closed; r brings it back.";
+		keys = "y: kill    n or Esc: keep";
+		break;
+	case CONFIRM_STOPPED:
+		title = st == SESSION_GONE ? "Session has no window" : "Session has exited";
+		verb = NULL;
+		what = st == SESSION_GONE ? "Its window is gone: resume brings it back."
+					  : "Its window shows the last screen.";
+		keys = st == SESSION_GONE ? "r: resume    Esc: cancel"
+					  : "r: resume    a: attach    Esc: cancel";
+		break;
+	default:
+		title = "Delete session";
+		verb = "Delete";
+		what = "Its window is closed and hqt forgets it.";
+		keys = "y: delete    n or Esc: keep";
+		break;
+	}
+	const char *sess = verb != NULL ? "session" : "Session";
+	if (s != NULL && s->nickname != NULL)
+		who = xasprintf("%s %lld '%s' (%s in %s)", sess, s->id, s->nickname, s->harness,
+				s->project);
+	else if (s != NULL)
+		who = xasprintf("%s %lld (%s in %s)", sess, s->id, s->harness, s->project);
+	else
+		who = xasprintf("%s %lld", sess, t->confirm_id);
+	if (verb != NULL)
+		q = xasprintf("%s %s?", verb, who);
+	else
+		q = xasprintf("%s %s.", who, st == SESSION_GONE ? "is gone" : "has exited");
+	free(who);
 	if (w < 24)
 		w = f->cols;
 	centre(f, h, w, &y, &x);
-	frame_box(f, y, x, h, w, "Delete session");
-	if (s != NULL && s->nickname != NULL)
-		q = xasprintf("Delete session %lld '%s' (%s in %s)?", s->id, s->nickname, s->harness,
-			      s->project);
-	else if (s != NULL)
-		q = xasprintf("Delete session %lld (%s in %s)?", s->id, s->harness, s->project);
-	else
-		q = xasprintf("Delete session %lld?", t->confirm_id);
+	frame_box(f, y, x, h, w, title);
 	frame_text(f, y + 2, x + 2, w - 4, q, ST_HEADER);
 	free(q);
-	frame_text(f, y + 3, x + 2, w - 4, "Its window is closed and hqt forgets it.", ST_NORMAL);
-	frame_text(f, y + 5, x + 2, w - 4, "y: delete    n or Esc: keep", ST_KEY);
+	frame_text(f, y + 3, x + 2, w - 4, what, ST_NORMAL);
+	frame_text(f, y + 5, x + 2, w - 4, keys, ST_KEY);
 }
 
 /* ---- help ---- */
@@ -507,13 +534,14 @@ void
 dialog_help_compose(struct tui *t)
 {
 	static const char *const lines[][2] = {
-		{ "Up/Down PgUp/PgDn", "move in the focused list" },
-		{ "Home/End", "first, last" },
+		{ "j/k Up/Down", "move in the focused list (PgUp/PgDn)" },
+		{ "g/G Home/End", "first, last" },
 		{ "Tab Left/Right", "projects <-> sessions" },
 		{ "Enter, a", "attach (inside tmux: switch to it)" },
+		{ "", "Enter on an exited one: resume or attach" },
 		{ "n", "new session in the selected project" },
 		{ "r", "resume a gone or exited session" },
-		{ "k", "kill: stop its window (r brings it back)" },
+		{ "x", "kill: stop its window (asks first)" },
 		{ "d", "delete: stop and forget (asks first)" },
 		{ "p", "add a project" },
 		{ "/", "filter; Esc clears" },

@@ -304,20 +304,42 @@ need_session(struct tui *t, enum session_status *st)
 	return s;
 }
 
-static void
-do_attach(struct tui *t)
+/*
+ * How to come back from an attach, with the server's own prefix key: detach
+ * (attach-session), or the last session or window (switch-client: the
+ * TUI's pane stays where it was).  Caller frees.
+ */
+static char *
+back_hint(struct tui *t, bool sw)
 {
-	enum session_status st;
-	const struct db_session *s = need_session(t, &st);
+	const char *pane = getenv("TMUX_PANE");
+	char *key = NULL, *where = NULL, *hint;
+	char k;
+
+	if (tmux_prefix(&t->ctx->tmux, &key, NULL) != 0)
+		key = NULL;
+	if (!sw)
+		k = 'd';
+	else if (pane != NULL &&
+		 tmux_display(&t->ctx->tmux, pane, "#{session_name}", &where, NULL) == 0 &&
+		 strcmp(where, t->ctx->tmux.session) == 0)
+		k = 'l';  /* the TUI is a window of the same session: last-window */
+	else
+		k = 'L';  /* another session: switch-client -l */
+	hint = xasprintf("%s %c: back to hqt", key != NULL ? key : "prefix", k);
+	free(where);
+	free(key);
+	return hint;
+}
+
+static void
+attach_id(struct tui *t, long long id, enum session_status st)
+{
 	struct strv argv = STRV_INIT, envp = STRV_INIT;
-	char name[32], *err = NULL;
-	long long id;
+	char name[32], *err = NULL, *hint;
 	bool sw = false;
 	int rc;
 
-	if (s == NULL)
-		return;
-	id = s->id;
 	if (st == SESSION_GONE) {
 		tui_message(t, true, "session %lld has no window; r brings it back", id);
 		return;
@@ -332,6 +354,9 @@ do_attach(struct tui *t)
 	}
 	strv_clear(&argv);
 	strv_clear(&envp);
+	/* Where the user lands: the hqt session's status line says it too. */
+	hint = back_hint(t, sw);
+	tmux_session_hint(&t->ctx->tmux, hint, NULL);
 	if (sw) {
 		rc = tmux_attach(&t->ctx->tmux, name, true, &err);
 	} else {
@@ -344,24 +369,62 @@ do_attach(struct tui *t)
 	if (rc != 0)
 		tui_message(t, true, "%s", err);
 	else if (sw)
-		tui_message(t, false, "switched to session %lld", id);
+		tui_message(t, false, "switched to session %lld; %s", id, hint);
 	else
-		tui_message(t, false, "back from session %lld", id);
+		tui_message(t, false, "back from session %lld (%s)", id, hint);
+	free(hint);
 	free(err);
 	tui_refresh_full(t);
 }
 
 static void
-do_resume(struct tui *t)
+do_attach(struct tui *t)
 {
-	const struct db_session *s = need_session(t, NULL);
-	const char *how = NULL;
-	char *err = NULL;
-	long long id;
+	enum session_status st;
+	const struct db_session *s = need_session(t, &st);
+
+	if (s != NULL)
+		attach_id(t, s->id, st);
+}
+
+/* Enter: attach; on a session that has stopped, ask first whether to
+ * resume it or look at what it left. */
+static void
+do_enter(struct tui *t)
+{
+	enum session_status st;
+	const struct db_session *s = need_session(t, &st);
 
 	if (s == NULL)
 		return;
-	id = s->id;
+	if (st == SESSION_EXITED || st == SESSION_GONE) {
+		t->confirm_id = s->id;
+		t->confirm_kind = CONFIRM_STOPPED;
+		t->mode = MODE_CONFIRM;
+		return;
+	}
+	attach_id(t, s->id, st);
+}
+
+static void
+ask(struct tui *t, enum confirm_kind kind)
+{
+	const struct db_session *s = need_session(t, NULL);
+
+	if (s != NULL) {
+		t->confirm_id = s->id;
+		t->confirm_kind = kind;
+		t->mode = MODE_CONFIRM;
+	}
+}
+
+static void
+resume_session(struct tui *t, const struct db_session *s)
+{
+	const char *how = NULL;
+	char *err = NULL;
+	long long id = s->id;
+
 	tui_message(t, false, "resuming session %lld...", id);
 	tui_flush_now(t);
 	if (session_resume(t->ctx, s, &how, &err) != 0)
@@ -373,16 +436,28 @@ do_resume(struct tui *t)
 }
 
 static void
+do_resume(struct tui *t)
+{
+	const struct db_session *s = need_session(t, NULL);
+
+	if (s != NULL)
+		resume_session(t, s);
+}
+
+/* After the y of x's question. */
+static void
 do_kill(struct tui *t)
 {
 	enum session_status st;
-	const struct db_session *s = need_session(t, &st);
+	const struct db_session *s;
 	char *err = NULL;
-	long long id;
+	long long id = t->confirm_id;
 
-	if (s == NULL)
+	t->mode = MODE_MAIN;
+	if ((s = tui_session(t, id, &st)) == NULL) {
+		tui_message(t, true, "session %lld is gone already", id);
 		return;
-	id = s->id;
+	}
 	if (session_kill(t->ctx, s, &err) != 0)
 		tui_message(t, true, "session %lld: %s", id, err);
 	else
@@ -395,15 +470,12 @@ do_kill(struct tui *t)
 static void
 do_delete(struct tui *t)
 {
-	const struct db_session *s = NULL;
+	const struct db_session *s;
 	char *err = NULL;
 	long long id = t->confirm_id;
 
 	t->mode = MODE_MAIN;
-	for (size_t i = 0; t->sessions != NULL && i < t->sessions->n; i++)
-		if (t->sessions->v[i].id == id)
-			s = &t->sessions->v[i];
-	if (s == NULL) {
+	if ((s = tui_session(t, id, NULL)) == NULL) {
 		tui_message(t, true, "session %lld is gone already", id);
 		return;
 	}
@@ -433,7 +505,7 @@ key_main(struct tui *t, int ch, bool is_key)
 		case KEY_LEFT: t->focus = 0; break;
 		case KEY_RIGHT: t->focus = 1; break;
 		case KEY_BTAB: t->focus = !t->focus; break;
-		case KEY_ENTER: do_attach(t); break;
+		case KEY_ENTER: do_enter(t); break;
 		case KEY_F(1): t->mode = MODE_HELP; break;
 		default: break;
 		}
@@ -442,18 +514,17 @@ key_main(struct tui *t, int ch, bool is_key)
 	switch (ch) {
 	case 'q': case 'Q': quit_signal = -1; break;
 	case '\t': t->focus = !t->focus; break;
-	case '\r': case '\n': case 'a': do_attach(t); break;
+	/* vi's movement keys move; none of them acts on a session. */
+	case 'j': tui_move(t, 1); break;
+	case 'k': tui_move(t, -1); break;
+	case 'g': tui_move(t, -((long)1 << 30)); break;
+	case 'G': tui_move(t, (long)1 << 30); break;
+	case '\r': case '\n': do_enter(t); break;
+	case 'a': do_attach(t); break;
 	case 'n': dialog_new_open(t); break;
 	case 'r': do_resume(t); break;
-	case 'k': do_kill(t); break;
-	case 'd': {
-		const struct db_session *s = need_session(t, NULL);
-		if (s != NULL) {
-			t->confirm_id = s->id;
-			t->mode = MODE_CONFIRM;
-		}
-		break;
-	}
+	case 'x': ask(t, CONFIRM_KILL); break;
+	case 'd': ask(t, CONFIRM_DELETE); break;
 	case 'p': dialog_project_open(t); break;
 	case '/':
 		field_set(&t->filter, t->filter_text);
@@ -498,6 +569,40 @@ key_filter(struct tui *t, int ch, bool is_key)
 }
 
 static void
+key_confirm(struct tui *t, int ch, bool is_key)
+{
+	bool no = !is_key && (ch == 'n' || ch == 'N' || ch == 27 || ch == 'q');
+
+	if (t->confirm_kind == CONFIRM_STOPPED) {
+		enum session_status st = SESSION_GONE;
+		const struct db_session *s = tui_session(t, t->confirm_id, &st);
+
+		if (is_key || no) {
+			if (no)
+				t->mode = MODE_MAIN;
+			return;
+		}
+		if (ch == 'r' || ch == 'R') {
+			t->mode = MODE_MAIN;
+			if (s != NULL)
+				resume_session(t, s);
+		} else if ((ch == 'a' || ch == 'A') && st != SESSION_GONE) {
+			t->mode = MODE_MAIN;
+			if (s != NULL)
+				attach_id(t, s->id, st);
+		}
+		return;
+	}
+	if (!is_key && (ch == 'y' || ch == 'Y')) {
+		if (t->confirm_kind == CONFIRM_KILL)
+			do_kill(t);
+		else
+			do_delete(t);
+	} else if (no)
+		t->mode = MODE_MAIN;
+}
+
+static void
 handle_key(struct tui *t, int ch, bool is_key)
 {
 	switch (t->mode) {
@@ -505,12 +610,7 @@ handle_key(struct tui *t, int ch, bool is_key)
 	case MODE_FILTER: key_filter(t, ch, is_key); break;
 	case MODE_NEW: dialog_new_key(t, ch, is_key); break;
 	case MODE_PROJECT: dialog_project_key(t, ch, is_key); break;
-	case MODE_CONFIRM:
-		if (!is_key && (ch == 'y' || ch == 'Y'))
-			do_delete(t);
-		else if (!is_key && (ch == 'n' || ch == 'N' || ch == 27 || ch == 'q'))
-			t->mode = MODE_MAIN;
-		break;
+	case MODE_CONFIRM: key_confirm(t, ch, is_key); break;
 	case MODE_HELP: t->mode = MODE_MAIN; break;
 	}
 }

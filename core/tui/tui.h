@@ -124,8 +124,14 @@ enum tui_mode {
 	MODE_FILTER,   /* typing the filter */
 	MODE_NEW,      /* the new-session dialog */
 	MODE_PROJECT,  /* the add-project dialog */
-	MODE_CONFIRM,  /* delete? y/n */
+	MODE_CONFIRM,  /* a question about one session (enum confirm_kind) */
 	MODE_HELP,
+};
+
+enum confirm_kind {
+	CONFIRM_DELETE,  /* d: y deletes */
+	CONFIRM_KILL,    /* x: y kills */
+	CONFIRM_STOPPED, /* Enter on an exited or gone session: r resumes, a attaches */
 };
 
 enum new_field {
@@ -187,7 +193,9 @@ struct tui {
 
 	struct new_dialog nd;
 	struct project_dialog pd;
-	long long confirm_id;               /* MODE_CONFIRM: the session to delete */
+	long long confirm_id;               /* MODE_CONFIRM: the session asked about */
+	enum confirm_kind confirm_kind;
+	bool opened;                        /* the first view (one that needs the user) is set */
 
 	long long last_refresh;             /* monotonic ms */
 	long long last_full;                /* the last full status read */
@@ -207,6 +215,8 @@ bool tui_refresh(struct tui *t);
 void tui_refresh_full(struct tui *t);
 /* Recompute pv/sv after a filter or selection change (no I/O). */
 void tui_rebuild(struct tui *t);
+/* The session numbered id among those read, or NULL; *st its status. */
+const struct db_session *tui_session(const struct tui *t, long long id, enum session_status *st);
 /* The selected session, or NULL. */
 const struct db_session *tui_selected(const struct tui *t, enum session_status *st);
 const struct db_project *tui_selected_project(const struct tui *t);

@@ -135,6 +135,8 @@ db_stamp(const char *path)
 	return h;
 }
 
+static void open_on_waiting(struct tui *t);
+
 bool
 tui_refresh(struct tui *t)
 {
@@ -226,6 +228,8 @@ tui_refresh(struct tui *t)
 	t->status = st;
 	if (changed)
 		tui_rebuild(t);
+	if (!t->opened && t->sessions != NULL && t->status != NULL)
+		open_on_waiting(t);
 	return changed;
 }
 
@@ -333,6 +337,48 @@ tui_rebuild(struct tui *t)
 	t->ssel = t->nsv > 0 ? t->sessions->v[t->sv[sc]].id : 0;
 	free(pmatch);
 	free(smatch);
+}
+
+const struct db_session *
+tui_session(const struct tui *t, long long id, enum session_status *st)
+{
+	for (size_t i = 0; t->sessions != NULL && i < t->sessions->n; i++)
+		if (t->sessions->v[i].id == id) {
+			if (st != NULL)
+				*st = t->status[i];
+			return &t->sessions->v[i];
+		}
+	return NULL;
+}
+
+/*
+ * The first view: the first session that waits for the user (its project,
+ * the session list focused), so that Enter goes to it; the first project
+ * when none waits.  Once, after the first read.
+ */
+static void
+open_on_waiting(struct tui *t)
+{
+	const struct db_session *best = NULL;
+	const char *best_project = NULL;
+
+	t->opened = true;
+	for (size_t i = 0; i < t->sessions->n; i++) {
+		const struct db_session *s = &t->sessions->v[i];
+		if (t->status[i] != SESSION_WAITING)
+			continue;
+		/* Projects are listed by name: the first one listed wins. */
+		if (best == NULL || strcmp(s->project, best_project) < 0) {
+			best = s;
+			best_project = s->project;
+		}
+	}
+	if (best == NULL)
+		return;
+	t->psel = best->project_id;
+	t->ssel = best->id;
+	t->focus = 1;
+	tui_rebuild(t);
 }
 
 const struct db_project *
@@ -609,7 +655,7 @@ static void
 compose_footer(struct tui *t)
 {
 	static const struct key_hint main_keys[] = {
-		{ "n", "new" }, { "a", "attach" }, { "r", "resume" }, { "k", "kill" },
+		{ "n", "new" }, { "a", "attach" }, { "r", "resume" }, { "x", "kill" },
 		{ "d", "delete" }, { "p", "project" }, { "/", "filter" }, { "?", "help" },
 		{ "q", "quit" },
 	};
@@ -623,6 +669,12 @@ compose_footer(struct tui *t)
 	static const struct key_hint confirm_keys[] = {
 		{ "y", "delete" }, { "n/Esc", "keep" },
 	};
+	static const struct key_hint kill_keys[] = {
+		{ "y", "kill" }, { "n/Esc", "keep" },
+	};
+	static const struct key_hint stopped_keys[] = {
+		{ "r", "resume" }, { "a", "attach" }, { "Esc", "cancel" },
+	};
 	static const struct key_hint help_keys[] = {
 		{ "any key", "close" },
 	};
@@ -633,7 +685,14 @@ compose_footer(struct tui *t)
 	case MODE_FILTER: compose_keys(t, filter_keys, ARRAY_SIZE(filter_keys)); break;
 	case MODE_NEW:
 	case MODE_PROJECT: compose_keys(t, dialog_keys, ARRAY_SIZE(dialog_keys)); break;
-	case MODE_CONFIRM: compose_keys(t, confirm_keys, ARRAY_SIZE(confirm_keys)); break;
+	case MODE_CONFIRM:
+		if (t->confirm_kind == CONFIRM_KILL)
+			compose_keys(t, kill_keys, ARRAY_SIZE(kill_keys));
+		else if (t->confirm_kind == CONFIRM_STOPPED)
+			compose_keys(t, stopped_keys, ARRAY_SIZE(stopped_keys));
+		else
+			compose_keys(t, confirm_keys, ARRAY_SIZE(confirm_keys));
+		break;
 	case MODE_HELP: compose_keys(t, help_keys, ARRAY_SIZE(help_keys)); break;
 	}
 	frame_fill(f, f->rows - 2, 0, f->cols, ST_NORMAL);

@@ -267,6 +267,11 @@ Test(cli, bad_usage_of_commands)
 		{ "project", "frob", NULL },
 		{ "project", "list", "--yaml", NULL },
 		{ "doctor", "extra", NULL },
+		{ "peek", NULL },
+		{ "peek", "1", "2", NULL },
+		{ "peek", "1", "--lines", "0", NULL },
+		{ "peek", "1", "--lines", "ten", NULL },
+		{ "peek", "1", "--lines", NULL },
 	};
 
 	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
@@ -286,7 +291,7 @@ Test(cli, bad_usage_of_commands)
 
 Test(cli, no_such_session_is_error_1)
 {
-	static const char *const verbs[] = { "show", "kill", "rm", "resume", "attach" };
+	static const char *const verbs[] = { "show", "kill", "rm", "resume", "attach", "peek" };
 	struct run r;
 
 	for (size_t i = 0; i < sizeof verbs / sizeof *verbs; i++) {
@@ -638,6 +643,364 @@ Test(cli, project_rm_refused_while_it_has_sessions)
 	j = run_json(&r, "list --json");
 	cr_assert_eq(json_array_size(j), 0);
 	json_decref(j);
+	run_free(&r);
+	free(dir);
+}
+
+/* ---- peek ---- */
+
+struct peek_want {
+	const char *text;
+	char *last;
+};
+
+static int
+peek_shows(void *arg)
+{
+	struct peek_want *w = arg;
+	struct run r;
+
+	run_hqt(&r, &te, "peek", "1", NULL);
+	free(w->last);
+	w->last = r.out;
+	r.out = NULL;
+	run_free(&r);
+	return w->last != NULL && strstr(w->last, w->text) != NULL;
+}
+
+Test(cli, peek_prints_the_screen_without_attaching)
+{
+	char *dir = fmt("%s/p", te.root);
+	struct peek_want w = { "for shortcuts", NULL };
+	struct run r;
+	json_t *j, *lines;
+
+	mkdir(dir, 0755);
+	add_project("p", dir);
+	cr_assert_eq(run_new(&te, "p", "claude", "--nickname", "looker", NULL), 1);
+	/* The fake claude's idle screen: its input box, then "? for shortcuts". */
+	cr_assert(wait_for(peek_shows, &w, 8000), "peek never showed the screen: %s", w.last);
+	cr_assert_not_null(strstr(w.last, "❯"), "%s", w.last);
+	/* Trailing blank lines dropped: the last line printed has text. */
+	size_t len = strlen(w.last);
+	cr_assert(len >= 2 && w.last[len - 1] == '\n' && w.last[len - 2] != '\n', "[%s]", w.last);
+	cr_assert_lt(count_lines(w.last), 40, "more lines than the pane: %s", w.last);
+	const char *lastline = w.last + len - 1;
+	while (lastline > w.last && lastline[-1] != '\n')
+		lastline--;
+
+	/* --lines 2 (by nickname): the last two of them. */
+	run_hqt(&r, &te, "peek", "looker", "--lines", "2", NULL);
+	cr_assert_eq(r.code, 0, "%s", r.err);
+	cr_assert_eq(count_lines(r.out), 2, "[%s]", r.out);
+	cr_assert(strlen(r.out) >= strlen(lastline) &&
+		  strcmp(r.out + strlen(r.out) - strlen(lastline), lastline) == 0,
+		  "[%s] does not end with [%s]", r.out, lastline);
+	run_free(&r);
+
+	/* --json: {"id", "lines"}, the same lines. */
+	run_hqt(&r, &te, "peek", "-n", "3", "1", "--json", NULL);
+	j = run_json(&r, "peek --json");
+	run_free(&r);
+	cr_assert_eq(json_integer_value(json_object_get(j, "id")), 1);
+	lines = json_object_get(j, "lines");
+	cr_assert(json_is_array(lines) && json_array_size(lines) == 3);
+	char *want = strndup(lastline, strlen(lastline) - 1);
+	cr_assert_str_eq(json_string_value(json_array_get(lines, 2)), want);
+	free(want);
+	json_decref(j);
+	/* Peeking attached nothing and left the session as it was. */
+	cr_assert_eq(hqt_windows(&te), 1);
+
+	/* Its window gone: one line, exit 1. */
+	run_tmux(&r, &te, "kill-window", "-t", "hqt:hqt-1", NULL);
+	run_free(&r);
+	run_hqt(&r, &te, "peek", "1", NULL);
+	assert_one_error(&r, 1, "peek of a session without a window");
+	cr_assert_not_null(strstr(r.err, "no window"), "%s", r.err);
+	cr_assert_not_null(strstr(r.err, "hqt resume 1"), "%s", r.err);
+	run_free(&r);
+	free(w.last);
+	free(dir);
+}
+
+/* ---- habits: new ., filters, suggestions, several at once, late options ---- */
+
+/* hqt ARGS run from directory dir (through sh: run_argv has no cwd). */
+static void
+run_in(struct run *r, const char *dir, const char *args)
+{
+	char *cmd = fmt("cd '%s' && exec '%s' %s", dir, hqt_bin(), args);
+	const char *argv[] = { "sh", "-c", cmd, NULL };
+
+	run_argv(r, &te, argv, NULL);
+	free(cmd);
+}
+
+Test(cli, new_dot_registers_the_current_directory)
+{
+	char *dir = fmt("%s/my app", te.root), *other = fmt("%s/x/my-app", te.root);
+	struct run r;
+	json_t *l, *p;
+
+	mkdir(dir, 0755);
+	run_in(&r, dir, "new . claude");
+	cr_assert_eq(r.code, 0, "%s", r.err);
+	cr_assert_str_eq(r.out, "1\n");
+	/* One line on stderr naming the project it registered. */
+	cr_assert_eq(count_lines(r.err), 1, "[%s]", r.err);
+	cr_assert(strncmp(r.err, "hqt: registered project 'my-app' for ", 37) == 0, "%s", r.err);
+	cr_assert_not_null(strstr(r.err, dir), "%s", r.err);
+	run_free(&r);
+	l = project_list();
+	cr_assert_not_null(p = project_named(l, "my-app"));
+	cr_assert_str_eq(json_string_value(json_object_get(p, "path")), dir);
+	json_decref(l);
+
+	/* Known now: the same project, nothing said. */
+	run_in(&r, dir, "new . claude --dry-run");
+	cr_assert_eq(r.code, 0, "%s", r.err);
+	cr_assert_str_empty(r.err);
+	run_free(&r);
+	run_in(&r, dir, "new . claude");
+	cr_assert_eq(r.code, 0, "%s", r.err);
+	cr_assert_str_eq(r.out, "2\n");
+	cr_assert_str_empty(r.err);
+	run_free(&r);
+	json_t *s = run_show(&te, "2");
+	cr_assert_str_eq(json_string_value(json_object_get(s, "project")), "my-app");
+	json_decref(s);
+
+	/* Another directory of the same name gets a name of its own. */
+	char *mk = fmt("mkdir -p '%s'", other);
+	const char *argv[] = { "sh", "-c", mk, NULL };
+	run_argv(&r, &te, argv, NULL);
+	run_free(&r);
+	free(mk);
+	run_in(&r, other, "new . claude");
+	cr_assert_eq(r.code, 0, "%s", r.err);
+	cr_assert_not_null(strstr(r.err, "'my-app-2'"), "%s", r.err);
+	run_free(&r);
+	/* --dry-run writes nothing: an unknown directory is not registered. */
+	char *third = fmt("%s/x", te.root);
+	run_in(&r, third, "new . claude --dry-run");
+	assert_one_error(&r, 1, "new . --dry-run in an unknown directory");
+	run_free(&r);
+	l = project_list();
+	cr_assert_eq(json_array_size(l), 2);
+	json_decref(l);
+	free(third);
+	free(dir);
+	free(other);
+}
+
+static size_t
+listed(const char *a1, const char *a2, const char *a3, const char *a4, long *ids)
+{
+	struct run r;
+	json_t *j, *s;
+	size_t i, n;
+
+	run_hqt(&r, &te, "list", "--json", a1, a2, a3, a4, NULL);
+	j = run_json(&r, "list --json with filters");
+	run_free(&r);
+	n = json_array_size(j);
+	json_array_foreach(j, i, s)
+		ids[i] = (long)json_integer_value(json_object_get(s, "id"));
+	json_decref(j);
+	return n;
+}
+
+Test(cli, list_filters_by_project_and_status)
+{
+	char *web = fmt("%s/web", te.root), *api = fmt("%s/api", te.root);
+	long ids[8];
+	struct run r;
+
+	mkdir(web, 0755);
+	mkdir(api, 0755);
+	add_project("web", web);
+	add_project("api", api);
+	run_new(&te, "web", "claude", NULL);
+	run_new(&te, "api", "claude", NULL);
+	run_new(&te, "api", "codex", NULL);
+	run_ok(&te, "kill", "3", NULL);
+
+	cr_assert_eq(listed("--project", "api", NULL, NULL, ids), 2);
+	cr_assert(ids[0] == 2 && ids[1] == 3);
+	cr_assert_eq(listed("--status", "gone", NULL, NULL, ids), 1);
+	cr_assert_eq(ids[0], 3);
+	cr_assert_eq(listed("-p", "api", "-s", "gone", ids), 1);
+	cr_assert_eq(ids[0], 3);
+	cr_assert_eq(listed("--project", "web", "--status", "gone", ids), 0);
+	/* Text: the same rows, and a line when nothing matches. */
+	run_hqt(&r, &te, "list", "--project", "web", NULL);
+	cr_assert_eq(r.code, 0, "%s", r.err);
+	cr_assert_eq(count_lines(r.out), 2, "%s", r.out);
+	run_free(&r);
+	run_hqt(&r, &te, "list", "--project", "web", "--status", "gone", NULL);
+	cr_assert_str_eq(r.out, "no sessions match\n");
+	run_free(&r);
+
+	run_hqt(&r, &te, "list", "--status", "sleeping", NULL);
+	assert_one_error(&r, 2, "list --status sleeping");
+	cr_assert_not_null(strstr(r.err, "working, waiting, exited or gone"), "%s", r.err);
+	run_free(&r);
+	run_hqt(&r, &te, "list", "--project", "wbe", NULL);
+	assert_one_error(&r, 1, "list --project wbe");
+	cr_assert_not_null(strstr(r.err, "no project 'wbe'; did you mean 'web'? (known: api, web)"),
+			   "%s", r.err);
+	run_free(&r);
+	free(web);
+	free(api);
+}
+
+Test(cli, unknown_project_or_harness_suggests_the_closest)
+{
+	char *web = fmt("%s/web", te.root);
+	struct run r;
+
+	mkdir(web, 0755);
+	add_project("web", web);
+	run_hqt(&r, &te, "new", "wbe", "claude", NULL);
+	assert_one_error(&r, 1, "new in a misspelt project");
+	cr_assert_not_null(strstr(r.err, "no project 'wbe'; did you mean 'web'? (known: web)"), "%s",
+			   r.err);
+	run_free(&r);
+	run_hqt(&r, &te, "new", "web", "cluade", NULL);
+	assert_one_error(&r, 1, "new with a misspelt harness");
+	cr_assert_not_null(strstr(r.err, "no harness 'cluade'; did you mean 'claude'? (loaded: "),
+			   "%s", r.err);
+	cr_assert_not_null(strstr(r.err, "codex"), "the known ones are listed: %s", r.err);
+	run_free(&r);
+	/* Far from everything: no guess, only the list. */
+	run_hqt(&r, &te, "new", "web", "emacs-doctor", NULL);
+	assert_one_error(&r, 1, "new with an unknown harness");
+	cr_assert_null(strstr(r.err, "did you mean"), "%s", r.err);
+	cr_assert_not_null(strstr(r.err, "(loaded: "), "%s", r.err);
+	run_free(&r);
+	cr_assert_eq(hqt_windows(&te), 0);
+	free(web);
+}
+
+Test(cli, kill_and_rm_several_sessions)
+{
+	char *web = fmt("%s/web", te.root);
+	struct run r;
+	json_t *l;
+
+	mkdir(web, 0755);
+	add_project("web", web);
+	run_new(&te, "web", "claude", NULL);
+	run_new(&te, "web", "claude", "--nickname", "two", NULL);
+	run_new(&te, "web", "claude", NULL);
+	cr_assert_eq(hqt_windows(&te), 3);
+
+	run_hqt(&r, &te, "kill", "1", "two", NULL);
+	cr_assert_eq(r.code, 0, "%s", r.err);
+	cr_assert_str_eq(r.out, "1 killed\n2 killed\n");
+	cr_assert_str_empty(r.err);
+	run_free(&r);
+	cr_assert_eq(hqt_windows(&te), 1);
+
+	/* One name that is not there: nothing done to the others. */
+	run_hqt(&r, &te, "rm", "1", "2", "nosuch", NULL);
+	cr_assert_eq(r.code, 1);
+	cr_assert_str_empty(r.out);
+	cr_assert_not_null(strstr(r.err, "nosuch"), "%s", r.err);
+	cr_assert_not_null(strstr(r.err, "nothing removed"), "%s", r.err);
+	run_free(&r);
+	l = run_list(&te);
+	cr_assert_eq(json_array_size(l), 3);
+	json_decref(l);
+
+	run_hqt(&r, &te, "rm", "1", "3", "1", NULL);
+	cr_assert_eq(r.code, 0, "%s", r.err);
+	cr_assert_str_eq(r.out, "1 removed\n3 removed\n");
+	run_free(&r);
+	l = run_list(&te);
+	cr_assert_eq(json_array_size(l), 1);
+	cr_assert_eq(json_integer_value(json_object_get(json_array_get(l, 0), "id")), 2);
+	json_decref(l);
+	cr_assert_eq(hqt_windows(&te), 0);
+	/* One session: as before, silent. */
+	run_hqt(&r, &te, "rm", "2", NULL);
+	cr_assert_eq(r.code, 0, "%s", r.err);
+	cr_assert_str_empty(r.out);
+	run_free(&r);
+	free(web);
+}
+
+Test(cli, global_options_after_the_command)
+{
+	char *dir = fmt("%s/p", te.root), *db = fmt("%s/other.db", te.root);
+	char *dbopt = fmt("--db=%s", db);
+	struct run r;
+	json_t *l;
+
+	mkdir(dir, 0755);
+	run_hqt(&r, &te, "project", "add", "p", dir, "--db", db, NULL);
+	cr_assert_eq(r.code, 0, "%s", r.err);
+	run_free(&r);
+	/* In the other database, not the default one. */
+	l = project_list();
+	cr_assert_eq(json_array_size(l), 0);
+	json_decref(l);
+	run_hqt(&r, &te, "--db", db, "project", "list", "--json", NULL);
+	l = run_json(&r, "project list in the other db");
+	run_free(&r);
+	cr_assert_eq(json_array_size(l), 1);
+	json_decref(l);
+	run_hqt(&r, &te, "project", "list", dbopt, "--json", NULL);
+	l = run_json(&r, "project list --db=");
+	run_free(&r);
+	cr_assert_eq(json_array_size(l), 1);
+	json_decref(l);
+	run_hqt(&r, &te, "list", "--db", NULL);
+	assert_one_error(&r, 2, "a late global option without its value");
+	run_free(&r);
+	free(dbopt);
+	free(db);
+	free(dir);
+}
+
+static int
+pane_shows(void *arg)
+{
+	const char *const *want = arg;
+	struct run r;
+	int ok;
+
+	run_tmux(&r, &te, "capture-pane", "-p", "-t", "cli", NULL);
+	ok = r.out != NULL && strstr(r.out, want[0]) != NULL && strstr(r.out, want[1]) != NULL;
+	run_free(&r);
+	return ok;
+}
+
+Test(cli, new_attach_starts_and_attaches)
+{
+	char *dir = fmt("%s/p", te.root);
+	const char *want[] = { "for shortcuts", "d: detach" };
+	struct run r;
+
+	mkdir(dir, 0755);
+	add_project("p", dir);
+	const char *argv[] = { "tmux", "-L", te.socket, "-f", "/dev/null", "new-session", "-d",
+			       "-s", "cli", "-x", "100", "-y", "30", "env", "-u", "TMUX",
+			       hqt_bin(), "new", "p", "claude", "--attach", NULL };
+	run_argv(&r, &te, argv, NULL);
+	cr_assert_eq(r.code, 0, "%s", r.err);
+	run_free(&r);
+	cr_assert(wait_for(pane_shows, want, 8000), "new --attach never showed the session");
+	cr_assert_eq(hqt_windows(&te), 1);
+	/* Without a terminal: started, its number printed, the attach refused. */
+	run_hqt(&r, &te, "new", "p", "claude", "--attach", NULL);
+	cr_assert_eq(r.code, 1);
+	cr_assert_str_eq(r.out, "2\n");
+	cr_assert_not_null(strstr(r.err, "not a terminal"), "%s", r.err);
+	run_free(&r);
+	run_hqt(&r, &te, "new", "p", "claude", "--attach", "--dry-run", NULL);
+	assert_one_error(&r, 2, "--attach with --dry-run");
 	run_free(&r);
 	free(dir);
 }

@@ -414,12 +414,17 @@ Test(tui, shows_projects_sessions_and_live_status)
 	cr_assert_eq(s2, s1 + 1);
 
 	tui_start(100, 30);
+	/* Projects by name, api first (no sessions yet), web with two; it
+	 * opens on web, where a session waits for the user. */
+	wait_screen("café-日本");
 	scr = screen();
-	/* Projects by name, api first (no sessions yet), web with two. */
 	cr_assert_not_null(strstr(scr, "api"), "%s", scr);
-	cr_assert_not_null(strstr(scr, "No sessions in this project"), "%s", scr);
+	cr_assert_not_null(strstr(scr, "> web"), "opens on the project that waits: %s", scr);
 	free(scr);
-	KEYS1("Down");
+	KEYS1("Tab");
+	KEYS1("k");
+	wait_screen("No sessions in this project");
+	KEYS1("j");
 	wait_screen("café-日本");
 	scr = screen();
 	cr_assert_not_null(row = line_with(scr, "café-日本"));
@@ -740,8 +745,12 @@ Test(tui, kill_resume_and_delete_do_what_the_cli_does)
 	tui_start(100, 30);
 	wait_row("victim", "waiting");
 
-	/* k: the window stops, the row says gone, as after hqt kill. */
+	/* x asks first (k is vi's up, and moves); y: the window stops, the
+	 * row says gone, as after hqt kill. */
 	KEYS1("k");
+	KEYS1("x");
+	wait_screen("Kill session 1 'victim' (claude in web)?");
+	KEYS1("y");
 	wait_row("victim", "gone");
 	wait_screen("session 1 killed");
 	cr_assert(!window_exists(id));
@@ -762,7 +771,9 @@ Test(tui, kill_resume_and_delete_do_what_the_cli_does)
 	control(web, "working");
 	wait_row("victim", "working");
 	char *hsid = show_field(id, "harness_session_id");
-	KEYS1("k");
+	KEYS1("x");
+	wait_screen("Kill session 1");
+	KEYS1("y");
 	wait_row("victim", "gone");
 	KEYS1("r");
 	wait_screen("session 1 resumed");
@@ -798,6 +809,155 @@ Test(tui, kill_resume_and_delete_do_what_the_cli_does)
 	cr_assert_eq(json_array_size(j), 0);
 	json_decref(j);
 	cr_assert(!window_exists(id));
+}
+
+/* ---- keys: vi's movement keys move, and nothing kills by accident ---- */
+
+/* The session row holding nick is the selected one ("│> " before its number). */
+static int
+row_selected(void *arg)
+{
+	struct row_want *w = arg;
+	char *scr = screen();
+
+	free(w->last);
+	w->last = line_with(scr, w->key);
+	free(scr);
+	return w->last != NULL && strstr(w->last, "│> ") != NULL;
+}
+
+static void
+wait_selected(const char *nick)
+{
+	struct row_want w = { nick, NULL, NULL };
+
+	cr_assert(wait_for(row_selected, &w, WAIT_MS), "the row of '%s' never got selected: %s",
+		  nick, w.last != NULL ? w.last : "(no such row)");
+	free(w.last);
+}
+
+Test(tui, j_k_g_G_move_and_kill_asks_first)
+{
+	long a, c;
+
+	add_project("web", web);
+	a = new_session("web", "claude", "alpha", NULL);
+	new_session("web", "claude", "bravo", NULL);
+	c = new_session("web", "claude", "charlie", NULL);
+	tui_start(100, 30);
+	/* It opens on the first session that waits, the session list focused. */
+	wait_row("charlie", "waiting");
+	wait_selected("alpha");
+	KEYS1("j");
+	wait_selected("bravo");
+	KEYS1("j");
+	wait_selected("charlie");
+	KEYS1("k");
+	wait_selected("bravo");
+	KEYS1("g");
+	wait_selected("alpha");
+	KEYS1("G");
+	wait_selected("charlie");
+	KEYS1("Up");
+	wait_selected("bravo");
+	KEYS1("Down");
+	wait_selected("charlie");
+	/* None of them touched a window. */
+	cr_assert(window_exists(a) && window_exists(c));
+
+	/* x asks; n, Esc and q keep the session. */
+	KEYS1("x");
+	wait_screen("Kill session 3 'charlie' (claude in web)?");
+	char *scr = screen();
+	cr_assert_not_null(strstr(scr, "y kill"), "footer: %s", scr);
+	free(scr);
+	KEYS1("n");
+	wait_screen_gone("Kill session 3");
+	KEYS1("x");
+	wait_screen("Kill session 3");
+	KEYS1("Escape");
+	wait_screen_gone("Kill session 3");
+	cr_assert(window_exists(c));
+	char *status = show_field(c, "status");
+	cr_assert_str_eq(status, "waiting");
+	free(status);
+	/* y kills that one only. */
+	KEYS1("x");
+	wait_screen("Kill session 3");
+	KEYS1("y");
+	wait_screen("session 3 killed");
+	wait_row("charlie", "gone");
+	cr_assert(!window_exists(c));
+	cr_assert(window_exists(a));
+}
+
+Test(tui, opens_on_the_project_that_needs_the_user)
+{
+	add_project("api", api);
+	add_project("web", web);
+	control(api, "working");
+	new_session("api", "claude", "busy", NULL);
+	new_session("web", "claude", "asking", NULL);
+	control(web, "waiting");
+	tui_start(100, 30);
+	wait_row("asking", "waiting");
+	char *scr = screen(), *row = line_with(scr, "asking");
+	cr_assert_not_null(strstr(scr, "> web"), "not on web: %s", scr);
+	cr_assert_not_null(strstr(row, "│> "), "the waiting session is not selected: %s", row);
+	free(row);
+	free(scr);
+}
+
+Test(tui, enter_on_an_exited_session_offers_resume_or_attach)
+{
+	const char *const prefix[] = { "env", "-u", "TMUX", "-u", "TMUX_PANE", NULL };
+	long id;
+
+	add_project("web", web);
+	id = new_session("web", "claude", "ended", NULL);
+	control(web, "exit 3");
+	tui_start_with(100, 30, prefix);
+	wait_row("ended", "exited");
+	KEYS1("Enter");
+	wait_screen("Session 1 'ended' (claude in web) has exited.");
+	wait_screen("r: resume    a: attach    Esc: cancel");
+	KEYS1("Escape");
+	wait_screen_gone("has exited");
+	cr_assert(window_exists(id));
+
+	/* a: its last screen, with the way back in the hqt session's status
+	 * line (the server's own prefix) and its window's label. */
+	KEYS1("Enter");
+	wait_screen("has exited");
+	KEYS1("a");
+	wait_screen("Pane is dead");
+	wait_screen("d: back to hqt");
+	wait_screen("hqt-1 ended");
+	struct run r;
+	run_tmux(&r, &te, "show-options", "-gv", "prefix", NULL);
+	cr_assert_eq(r.code, 0, "show-options prefix: %s", r.err);
+	r.out[strcspn(r.out, "\n")] = '\0';
+	char *hint = fmt("%s d: back to hqt", r.out);
+	wait_screen(hint);
+	/* Only the hqt session's status line, never the global one. */
+	struct run g;
+	run_tmux(&g, &te, "show-options", "-gv", "status-right", NULL);
+	cr_assert_null(strstr(g.out != NULL ? g.out : "", "back to hqt"), "%s", g.out);
+	run_free(&g);
+	keys(r.out, "d", NULL, NULL);
+	run_free(&r);
+	char *back = fmt("back from session 1 (%s)", hint);
+	wait_screen(back);
+	free(back);
+	free(hint);
+
+	/* r: brought back, as hqt resume. */
+	control(web, "idle");
+	KEYS1("Enter");
+	wait_screen("has exited");
+	KEYS1("r");
+	wait_screen("session 1 respawned");
+	wait_row("ended", "waiting");
 }
 
 /* ---- attach and come back ---- */
