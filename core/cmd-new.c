@@ -1,5 +1,6 @@
 /* cmd-new.c: hqt new PROJECT HARNESS [options]: start a session. */
 #include "cmd.h"
+#include "consent.h"
 #include "db.h"
 #include "project.h"
 #include "session.h"
@@ -209,6 +210,32 @@ cmd_new_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	return rc;
 }
 
+/*
+ * The first sandboxed session on a terminal asks, once (consent.h).  0 when
+ * given (or not ours to ask: no terminal, where session_create says how to
+ * give it), -1 when declined.
+ */
+static int
+ask_consent(void)
+{
+	char answer[16], *err = NULL;
+
+	if (!isatty(STDIN_FILENO) || !isatty(STDERR_FILENO))
+		return 0;
+	fprintf(stderr, "%s\nStart sandboxed sessions this way from now on? [y/N] ", consent_text);
+	fflush(stderr);
+	if (fgets(answer, sizeof answer, stdin) == NULL || (answer[0] != 'y' && answer[0] != 'Y')) {
+		cmd_error("not started: sandboxed sessions need that consent (hqt consent gives it)");
+		return -1;
+	}
+	if (consent_record(false, &err) != 0) {
+		cmd_error("%s", err);
+		free(err);
+		return -1;
+	}
+	return 0;
+}
+
 static int
 new_session(struct cmd_ctx *ctx, const struct session_request *rq, bool dry, bool attach)
 {
@@ -230,6 +257,9 @@ new_session(struct cmd_ctx *ctx, const struct session_request *rq, bool dry, boo
 		strv_clear(&out);
 		return EXIT_OK;
 	}
+	if ((r.sandbox > 0 || (r.sandbox < 0 && ctx->cfg.sandbox.enabled)) && !consent_given() &&
+	    ask_consent() != 0)
+		return EXIT_FAIL;
 	rc = session_create(ctx, &r, &id, &err);
 	if (id > 0)
 		printf("%lld\n", id);

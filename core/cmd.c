@@ -15,6 +15,7 @@ extern const struct cmd_entry cmd_new_entry;
 extern const struct cmd_entry cmd_list_entry;
 extern const struct cmd_entry cmd_show_entry;
 extern const struct cmd_entry cmd_peek_entry;
+extern const struct cmd_entry cmd_consent_entry;
 extern const struct cmd_entry cmd_attach_entry;
 extern const struct cmd_entry cmd_resume_entry;
 extern const struct cmd_entry cmd_kill_entry;
@@ -40,6 +41,7 @@ const struct cmd_entry *const cmd_table[] = {
 	&cmd_complete_entry,
 	&cmd_plugins_entry,
 	&cmd_doctor_entry,
+	&cmd_consent_entry,
 	NULL,
 };
 

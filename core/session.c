@@ -9,6 +9,7 @@
  * holds a FIFO: the launcher opens it close-on-exec, so `hqt new` reads EOF
  * the moment the harness (or bwrap) is exec'd, or the launcher's error. */
 #include "session.h"
+#include "consent.h"
 #include "project.h"
 #include "worktree.h"
 #include "log.h"
@@ -1101,6 +1102,15 @@ session_create(struct cmd_ctx *ctx, const struct session_request *r, long long *
 	*id = 0;
 	if (check_request(ctx, r, &proj, &h, &json, &hsid, &wt, err) != 0)
 		return -1;
+	/* Skipped permission prompts only with the user's word (consent.h). */
+	if (json != NULL && !consent_given()) {
+		set_err(err, "sandboxed sessions run the agent with its permission prompts "
+			"skipped; agree to that once with: hqt consent (docs/sandbox.md)");
+		db_project_free(proj);
+		free(json);
+		free(hsid);
+		return -1;
+	}
 	if (cmd_tmux(ctx) != 0 || rundir_make(&rd, err) != 0)
 		goto fail;
 	gate = gate_make(&rd);

@@ -1,6 +1,7 @@
 /* dialog.c: the TUI's dialogs: new session (with the sandbox controls),
  * add project, delete confirmation and help. */
 #include "tui.h"
+#include "consent.h"
 #include "project.h"
 #include "util.h"
 
@@ -239,8 +240,8 @@ dialog_new_compose(struct tui *t)
 	frame_text(f, r, bx + 13, 10, cancel, ST_NORMAL | (nd->focus == NF_CANCEL ? ST_REVERSE : 0));
 }
 
-static void
-new_submit(struct tui *t)
+void
+dialog_new_submit(struct tui *t)
 {
 	struct new_dialog *nd = &t->nd;
 	const char *harness = t->ctx->reg.harnesses[nd->harness].name;
@@ -249,6 +250,15 @@ new_submit(struct tui *t)
 	long long id = 0;
 	int rc;
 
+	/* The first sandboxed session asks for the consent (consent.h); the
+	 * dialog stays as it is behind the question. */
+	if (nd->sandbox && !consent_given()) {
+		free(nick);
+		free(model);
+		t->confirm_kind = CONFIRM_CONSENT;
+		t->mode = MODE_CONFIRM;
+		return;
+	}
 	r.project = nd->project;
 	r.harness = harness;
 	r.nickname = nick;
@@ -301,7 +311,7 @@ dialog_new_key(struct tui *t, int ch, bool is_key)
 			t->mode = MODE_MAIN;
 			dialog_new_free(nd);
 		} else {
-			new_submit(t);
+			dialog_new_submit(t);
 		}
 		return;
 	}
@@ -340,7 +350,7 @@ dialog_new_key(struct tui *t, int ch, bool is_key)
 		break;
 	case NF_CREATE:
 		if (space)
-			new_submit(t);
+			dialog_new_submit(t);
 		else if (left || right)
 			nd->focus = NF_CANCEL;
 		break;
@@ -483,6 +493,29 @@ dialog_confirm_compose(struct tui *t)
 	const char *title, *verb, *what, *keys;
 	char *q, *who;
 
+	if (t->confirm_kind == CONFIRM_CONSENT) {
+		/* consent_text, a line of the box each, then the keys */
+		int lines = 0;
+		for (const char *c = consent_text; *c != '\0'; c++)
+			lines += *c == '\n';
+		w = f->cols - 4 > 84 ? 84 : f->cols - 4;
+		if (w < 24)
+			w = f->cols;
+		h = lines + 6;
+		centre(f, h, w, &y, &x);
+		frame_box(f, y, x, h, w, "Skip permission prompts in sandboxes?");
+		const char *line = consent_text;
+		for (int i = 0; i < lines; i++) {
+			const char *nl = strchr(line, '\n');
+			char *one = xstrndup(line, (size_t)(nl - line));
+			frame_text(f, y + 2 + i, x + 2, w - 4, one, ST_NORMAL);
+			free(one);
+			line = nl + 1;
+		}
+		frame_text(f, y + h - 2, x + 2, w - 4,
+			   "y: agree, remember it, and start    n or Esc: back", ST_KEY);
+		return;
+	}
 	switch (t->confirm_kind) {
 	case CONFIRM_KILL:
 		title = "Kill session";

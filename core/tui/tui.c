@@ -2,6 +2,7 @@
  * behind them.  It sleeps in poll() until a key, a signal or the next
  * refresh (about once a second), and draws only what changed. */
 #include "tui.h"
+#include "consent.h"
 #include "util.h"
 
 #include <curses.h>
@@ -573,6 +574,23 @@ key_confirm(struct tui *t, int ch, bool is_key)
 {
 	bool no = !is_key && (ch == 'n' || ch == 'N' || ch == 27 || ch == 'q');
 
+	if (t->confirm_kind == CONFIRM_CONSENT) {
+		char *err = NULL;
+
+		if (!is_key && (ch == 'y' || ch == 'Y')) {
+			t->mode = MODE_NEW;
+			if (consent_record(false, &err) != 0) {
+				tui_message(t, true, "%s", err);
+				free(err);
+				return;
+			}
+			dialog_new_submit(t);
+		} else if (no) {
+			t->mode = MODE_NEW;
+			tui_message(t, true, "not started: sandboxed sessions need that consent");
+		}
+		return;
+	}
 	if (t->confirm_kind == CONFIRM_STOPPED) {
 		enum session_status st = SESSION_GONE;
 		const struct db_session *s = tui_session(t, t->confirm_id, &st);

@@ -132,6 +132,7 @@ enum confirm_kind {
 	CONFIRM_DELETE,  /* d: y deletes */
 	CONFIRM_KILL,    /* x: y kills */
 	CONFIRM_STOPPED, /* Enter on an exited or gone session: r resumes, a attaches */
+	CONFIRM_CONSENT, /* the first sandboxed session: y agrees (hqt consent) and starts it */
 };
 
 enum new_field {
@@ -236,6 +237,9 @@ void dialog_new_open(struct tui *t);
 void dialog_new_free(struct new_dialog *nd);
 void dialog_new_compose(struct tui *t);
 void dialog_new_key(struct tui *t, int ch, bool is_key);
+/* Start the session the new-session dialog describes (asks for the consent
+ * to skipped prompts first, when a sandboxed one needs it). */
+void dialog_new_submit(struct tui *t);
 void dialog_project_open(struct tui *t);
 void dialog_project_compose(struct tui *t);
 void dialog_project_key(struct tui *t, int ch, bool is_key);

@@ -17,6 +17,11 @@ static const char SESSION_ID_FLAG[] = "--session-id";
 static const char RESUME_FLAG[] = "--resume";
 static const char MODEL_FLAG[] = "--model";
 static const char *const SKIP_FLAGS[] = {"--dangerously-skip-permissions", NULL};
+/* Settings for one launch (inline JSON); with this key the Bypass
+ * Permissions warning is not shown (observed with 2.1.328: what accepting
+ * it writes to ~/.claude/settings.json). */
+static const char SETTINGS_FLAG[] = "--settings";
+static const char BYPASS_ACCEPTED[] = "{\"skipDangerousModePermissionPrompt\":true}";
 /* Without it, root is refused the skip flag even in a sandbox. */
 static const char ROOT_SANDBOX_ENV[] = "IS_SANDBOX";
 /* Its state: login, transcripts (projects/<dir>/<id>.jsonl), history,
@@ -113,8 +118,15 @@ build(const struct hqt_request *req, const char *id_flag,
 	host->argv_push(out, id_flag);
 	host->argv_push(out, req->harness_session_id);
 	push_tail(out, req, MODEL_FLAG, SKIP_FLAGS);
-	if (req->sandboxed && req->uid == 0)
-		host->env_set(out, ROOT_SANDBOX_ENV, "1");
+	if (req->sandboxed) {
+		/* The acceptance of the Bypass Permissions warning, per launch:
+		 * hqt asked the user once (hqt consent), and a sandboxed claude
+		 * cannot save it in the settings it only reads. */
+		host->argv_push(out, SETTINGS_FLAG);
+		host->argv_push(out, BYPASS_ACCEPTED);
+		if (req->uid == 0)
+			host->env_set(out, ROOT_SANDBOX_ENV, "1");
+	}
 	return HQT_OK;
 }
 

@@ -363,6 +363,7 @@ setup(void)
 	mkdir(data, 0700);
 	/* hqt's own files outside the snapshotted HOME */
 	tenv_put(&te, "XDG_DATA_HOME", data);
+	write_file(fmt("%s/hqt/consent", data), "skip-permissions-in-sandbox accepted 0\n", 0600);
 	char *v = fmt("%s/cache", te.root);
 	tenv_put(&te, "XDG_CACHE_HOME", v);
 	free(v);

@@ -445,6 +445,55 @@ wait_pane(long id, const char *text)
 	}
 }
 
+/*
+ * Skipped permission prompts only with the user's word, given once: without
+ * it a sandboxed `hqt new` (no terminal to ask on) says how to give it and
+ * writes nothing; `hqt consent` gives it, `--revoke` takes it back.  With
+ * it, claude gets the acceptance of its Bypass Permissions warning per
+ * launch (never a dialog after a reboot).
+ */
+Test(sandboxed, consent_once_then_per_launch)
+{
+	char *consent = fmt("%s/.local/share/hqt/consent", te.home);
+	struct run r;
+
+	cr_assert_eq(unlink(consent), 0);
+	run_hqt(&r, &te, "new", "p", "claude", "--sandbox", NULL);
+	cr_expect_eq(r.code, 1);
+	cr_expect(strstr(r.err, "hqt consent") != NULL, "%s", r.err);
+	cr_expect_str_eq(r.out, "");
+	run_free(&r);
+	json_t *l = run_list(&te);
+	cr_expect_eq(json_array_size(l), 0, "a row without consent");
+	json_decref(l);
+	/* unsandboxed sessions need none */
+	long plain = run_new(&te, "p", "claude", NULL);
+	cr_expect_gt(plain, 0);
+
+	run_hqt(&r, &te, "consent", NULL);
+	cr_expect_eq(r.code, 0, "%s", r.err);
+	cr_expect(strstr(r.out, "permission prompts skipped") != NULL, "%s", r.out);
+	run_free(&r);
+	cr_expect(exists(consent));
+	long boxed = run_new(&te, "p", "claude", "--sandbox", NULL);
+	json_t *s = show_json(boxed), *argv = json_object_get(s, "argv");
+	bool accepted = false;
+	for (size_t i = 0; i + 1 < json_array_size(argv); i++)
+		if (strcmp(json_string_value(json_array_get(argv, i)), "--settings") == 0 &&
+		    strstr(json_string_value(json_array_get(argv, i + 1)),
+			   "\"skipDangerousModePermissionPrompt\":true") != NULL)
+			accepted = true;
+	cr_expect(accepted, "no acceptance of the bypass warning on claude's command line");
+	json_decref(s);
+
+	run_ok(&te, "consent", "--revoke", NULL);
+	cr_expect(!exists(consent));
+	run_hqt(&r, &te, "new", "p", "claude", "--sandbox", NULL);
+	cr_expect_eq(r.code, 1, "revoked, yet started");
+	run_free(&r);
+	free(consent);
+}
+
 Test(sandboxed, skip_flags_and_is_sandbox_only_when_sandboxed)
 {
 	long pids[8];

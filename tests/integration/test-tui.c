@@ -548,6 +548,46 @@ Test(tui, warnings_go_to_the_message_line_not_the_screen)
 
 /* ---- the new-session dialog ---- */
 
+/* The first sandboxed session asks, once; n goes back to the dialog and
+ * starts nothing, y remembers it (as hqt consent) and starts it. */
+Test(tui, first_sandboxed_session_asks_for_consent)
+{
+	char *consent = fmt("%s/.local/share/hqt/consent", te.home);
+
+	if (!bwrap_usable())
+		cr_skip_test("no usable bubblewrap here");
+	cr_assert_eq(unlink(consent), 0);
+	add_project("web", web);
+	tui_start(100, 30);
+	KEYS1("n");
+	wait_screen("New session in web");
+	keys("Tab", "Tab", "Tab", NULL);
+	wait_screen("[ ] off");
+	KEYS1("Space");
+	wait_screen("[x] on");
+	KEYS1("Enter");
+	wait_screen("Skip permission prompts in sandboxes?");
+	wait_screen("y: agree, remember it, and start");
+	KEYS1("n");
+	wait_screen("not started: sandboxed sessions need that consent");
+	wait_screen("New session in web");
+	cr_assert(access(consent, F_OK) != 0, "declined, yet remembered");
+	json_t *j = hqt_json("list", "--json", NULL);
+	cr_assert_eq(json_array_size(j), 0, "declined, yet started");
+	json_decref(j);
+	KEYS1("Enter");
+	wait_screen("Skip permission prompts in sandboxes?");
+	KEYS1("y");
+	wait_screen_gone("New session in web");
+	wait_screen("started");
+	cr_assert_eq(access(consent, F_OK), 0, "agreed, yet not remembered");
+	j = hqt_json("list", "--json", NULL);
+	cr_assert_eq(json_array_size(j), 1);
+	cr_assert(json_is_object(json_object_get(json_array_get(j, 0), "sandbox")));
+	json_decref(j);
+	free(consent);
+}
+
 Test(tui, dialog_creates_the_session_it_shows)
 {
 	bool sandbox = bwrap_usable();

@@ -193,6 +193,11 @@ tenv_init(struct tenv *te, const char *ini_extra)
 		free(path);
 		free(text);
 	}
+	/* The user agreed to skipped permission prompts in sandboxes (hqt
+	 * consent); a test of the question removes it. */
+	path = fmt("%s/.local/share/hqt/consent", te->home);
+	write_file(path, "skip-permissions-in-sandbox accepted 0\n", 0600);
+	free(path);
 	char *v = fmt("HOME=%s", te->home);
 	tenv_set(te, v);
 	free(v);

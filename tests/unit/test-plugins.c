@@ -189,8 +189,10 @@ Test(plugins, claude_spawn_argv)
 	cmd_clear(&c);
 
 	spawn(&c, "claude", request(ID, "opus", 1, 1000));
+	/* sandboxed: the skip flag and the acceptance of its warning (hqt
+	 * consent), per launch */
 	expect_words(&c.argv, "claude", "--session-id", ID, "--model", "opus",
-		     "--dangerously-skip-permissions", NULL);
+		     "--dangerously-skip-permissions", "--settings", "{\"skipDangerousModePermissionPrompt\":true}", NULL);
 	expect_words(&c.env, NULL);
 	cmd_clear(&c);
 }
@@ -201,7 +203,7 @@ Test(plugins, claude_is_sandbox_only_for_root_in_a_sandbox)
 
 	spawn(&c, "claude", request(ID, NULL, 1, 0));
 	expect_words(&c.argv, "claude", "--session-id", ID, "--dangerously-skip-permissions",
-		     NULL);
+		     "--settings", "{\"skipDangerousModePermissionPrompt\":true}", NULL);
 	expect_words(&c.env, "IS_SANDBOX=1", NULL);
 	cmd_clear(&c);
 
@@ -229,7 +231,8 @@ Test(plugins, claude_resumes_only_with_a_transcript)
 	expect_words(&c.argv, "claude", "--resume", ID, "--model", "sonnet", NULL);
 	cmd_clear(&c);
 	cr_assert_eq(resume(&c, "claude", request(ID, NULL, 1, 0)), 0);
-	expect_words(&c.argv, "claude", "--resume", ID, "--dangerously-skip-permissions", NULL);
+	expect_words(&c.argv, "claude", "--resume", ID, "--dangerously-skip-permissions",
+		     "--settings", "{\"skipDangerousModePermissionPrompt\":true}", NULL);
 	expect_words(&c.env, "IS_SANDBOX=1", NULL);
 	cmd_clear(&c);
 	free(other);
