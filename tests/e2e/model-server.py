@@ -34,6 +34,14 @@ import time
 SLOW_SECONDS = 6.0
 # The shell must run it for the marker to appear: 6*7 is computed, not echoed.
 TOOL_COMMAND = "echo E2E_TOOL_OUTPUT_$((6*7))"
+# e2e-sbxtool: what a sandboxed agent tries: write the project, read a host
+# secret (the test puts E2E-HOST-SECRET in ~/.ssh/id_ed25519), then the marker.
+SBX_COMMAND = ("echo from-the-agent > e2e-from-agent.txt; "
+               "cat ~/.ssh/id_ed25519 2>&1 | head -c 100; echo; echo E2E_TOOL_OUTPUT_$((6*7))")
+
+
+def tool_command(prompt):
+    return SBX_COMMAND if "e2e-sbxtool" in prompt else TOOL_COMMAND
 MODEL = "e2e-model"
 
 lock = threading.Lock()
@@ -175,10 +183,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
             seen = text_of(seen) if not isinstance(seen, str) else seen
             record("tool-result", seen)
             blocks.append({"type": "text", "text": "tool said: " + seen.strip()})
-        elif "e2e-tool" in prompt and "Bash" in tools:
+        elif ("e2e-tool" in prompt or "e2e-sbxtool" in prompt) and "Bash" in tools:
             blocks.append({"type": "text", "text": "Running the command."})
             blocks.append({"type": "tool_use", "id": next_id("toolu"), "name": "Bash",
-                           "input": {"command": TOOL_COMMAND, "description": "Print a marker"}})
+                           "input": {"command": tool_command(prompt), "description": "Print a marker"}})
             stop = "tool_use"
         else:
             if "e2e-slow" in prompt and tools:
@@ -234,11 +242,12 @@ class Handler(http.server.BaseHTTPRequestHandler):
             seen = seen if isinstance(seen, str) else json.dumps(seen)
             record("tool-result", seen)
             out.append(("text", "tool said: " + seen.strip()[-200:]))
-        elif "e2e-tool" in prompt and ("exec_command" in tools or "shell" in tools):
+        elif ("e2e-tool" in prompt or "e2e-sbxtool" in prompt) and \
+                ("exec_command" in tools or "shell" in tools):
             if "exec_command" in tools:
-                call = ("exec_command", {"cmd": TOOL_COMMAND})
+                call = ("exec_command", {"cmd": tool_command(prompt)})
             else:
-                call = ("shell", {"command": ["bash", "-lc", TOOL_COMMAND]})
+                call = ("shell", {"command": ["bash", "-lc", tool_command(prompt)]})
             out.append(("call", call))
         else:
             if "e2e-slow" in prompt:
