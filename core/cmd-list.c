@@ -51,6 +51,7 @@ cmd_list_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	};
 	static const enum session_status all[] = { SESSION_WORKING, SESSION_WAITING,
 						   SESSION_EXITED, SESSION_GONE };
+
 	struct db_session_list *l = NULL;
 	struct db_project *proj = NULL;
 	enum session_status *st;
@@ -70,9 +71,11 @@ cmd_list_exec(struct cmd_ctx *ctx, int argc, char **argv)
 			for (size_t i = 0; i < ARRAY_SIZE(all); i++)
 				if (strcmp(optarg, session_status_name(all[i])) == 0)
 					status = (int)all[i];
+			if (strcmp(optarg, "needs_input") == 0)
+				status = (int)SESSION_NEEDS;
 			if (status < 0)
 				return cmd_usage_error(&cmd_list_entry, "--status takes working, waiting, "
-						       "exited or gone, not '%s'", optarg);
+						       "needs_input, exited or gone, not '%s'", optarg);
 			break;
 		case 'j': json = true; break;
 		case 'h': return cmd_print_help(&cmd_list_entry);
@@ -102,14 +105,16 @@ cmd_list_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	size_t *keep = xcalloc(l->n + 1, sizeof *keep), n = 0;
 	for (size_t i = 0; i < l->n; i++)
 		if ((proj == NULL || l->v[i].project_id == proj->id) &&
-		    (status < 0 || st[i] == (enum session_status)status))
+		    (status < 0 || st[i] == (enum session_status)status ||
+		     (status == (int)SESSION_WAITING && st[i] == SESSION_NEEDS)))
 			keep[n++] = i;
 	db_project_free(proj);
 	if (json) {
 		json_t *a = json_array();
 		for (size_t k = 0; k < n; k++)
 			json_array_append_new(a, json_session(&l->v[keep[k]],
-							      session_status_name(st[keep[k]]), NULL));
+							      session_status_name(st[keep[k]]),
+							      session_attention_name(st[keep[k]]), NULL));
 		free(keep);
 		free(st);
 		db_session_list_free(l);
@@ -127,7 +132,8 @@ cmd_list_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		char *harness = text_cell(s->harness, 8);
 		char *model = text_cell(s->model ? s->model : "-", 12);
 		printf("%-4lld %s %s %s %s %-9s %s\n", s->id, nick, project, harness, model,
-		       sandbox_text(s, sb, sizeof sb), session_status_name(st[i]));
+		       sandbox_text(s, sb, sizeof sb),
+		       st[i] == SESSION_NEEDS ? "needs you" : session_status_name(st[i]));
 		free(nick);
 		free(project);
 		free(harness);

@@ -100,7 +100,8 @@ cmd_show_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	session_argv(ctx, s, st == SESSION_EXITED || st == SESSION_GONE || window_resumed(ctx, s),
 		     &cmdv, NULL, &cmd_err);
 	if (json) {
-		json_t *o = json_session(s, session_status_name(st), strv_v(&cmdv));
+		json_t *o = json_session(s, session_status_name(st), session_attention_name(st),
+					 strv_v(&cmdv));
 		if (s->worktree != NULL) {
 			char *stat = worktree_diffstat(s->worktree, s->base);
 			json_object_set_new(o, "base", json_string_or_null(s->base));
@@ -125,7 +126,7 @@ cmd_show_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	field("harness", s->harness);
 	field("model", s->model);
 	field("harness session id", s->harness_session_id);
-	field("status", session_status_name(st));
+	field("status", st == SESSION_NEEDS ? "waiting (needs you)" : session_status_name(st));
 	field("window", window);
 	if (session_sandbox(s, &fs_rw, &net) == 1) {
 		char sb[64];

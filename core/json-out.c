@@ -59,7 +59,8 @@ json_strv(char *const *v)
 }
 
 json_t *
-json_session(const struct db_session *s, const char *status, char *const *argv)
+json_session(const struct db_session *s, const char *status, const char *attention,
+	     char *const *argv)
 {
 	json_t *o = json_object(), *sb = json_null();
 	char window[32];
@@ -79,6 +80,7 @@ json_session(const struct db_session *s, const char *status, char *const *argv)
 	json_object_set_new(o, "model", json_string_or_null(s->model));
 	json_object_set_new(o, "harness_session_id", json_string_or_null(s->harness_session_id));
 	json_object_set_new(o, "status", json_string(status));
+	json_object_set_new(o, "attention", json_string_or_null(attention));
 	json_object_set_new(o, "window", json_string(window));
 	json_object_set_new(o, "sandbox", sb);
 	json_object_set_new(o, "exit_message", json_string_or_null(s->exit_message));

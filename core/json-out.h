@@ -18,4 +18,5 @@ json_t *json_strv(char *const *v);
 struct db_session;
 /* A session as `list --json` and `show --json` print it (SPEC §6); argv NULL
  * leaves "argv" out. */
-json_t *json_session(const struct db_session *s, const char *status, char *const *argv);
+json_t *json_session(const struct db_session *s, const char *status, const char *attention,
+		     char *const *argv);

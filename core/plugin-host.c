@@ -304,23 +304,38 @@ load_one(struct registry *reg, const char *file, const char *dir_problem)
 		unload(dl);
 		return;
 	}
+	/*
+	 * From here on only a copy is read: the descriptor as far as the
+	 * plugin's struct_size says, the rest zero (sudo gates each later
+	 * field on the version; a copy cannot forget to).  An optional field
+	 * the plugin did not provide is NULL, never the bytes after its
+	 * descriptor.
+	 */
+	{
+		struct hqt_plugin *copy = xcalloc(1, sizeof *copy);
+		memcpy(copy, d, d->struct_size < sizeof *copy ? d->struct_size : sizeof *copy);
+		d = copy;
+	}
 	problem = !required_string(d->name) ? "name" :
 		  !required_string(d->display_name) ? "display_name" :
 		  d->build_spawn == NULL ? "build_spawn" :
 		  d->build_resume == NULL ? "build_resume" : NULL;
 	if (problem != NULL) {
 		refuse(reg, file, "required field '%s' is NULL or empty", problem);
+		free((void *)d);
 		unload(dl);
 		return;
 	}
 	if (!valid_name(d->name)) {
 		refuse(reg, file, "bad name '%s' (use a-z, 0-9, '-' and '_')", d->name);
+		free((void *)d);
 		unload(dl);
 		return;
 	}
 	if ((dup = find_plugin(reg, d->name)) != NULL) {
 		refuse(reg, file, "duplicate harness name '%s' (already loaded from %s)",
 		       d->name, dup->file);
+		free((void *)d);
 		unload(dl);
 		return;
 	}
@@ -548,6 +563,7 @@ registry_free(struct registry *reg)
 	free(reg->harnesses);
 	for (size_t i = 0; i < reg->nplugins; i++) {
 		free(reg->plugins[i].file);
+		free((void *)reg->plugins[i].desc);
 		unload(reg->plugins[i].dl);
 	}
 	free(reg->plugins);
@@ -658,7 +674,8 @@ harness_parse_status(const struct harness *h, const char *screen, size_t len)
 	if (h->plugin->desc->parse_status == NULL)
 		return HQT_STATUS_UNKNOWN;
 	s = h->plugin->desc->parse_status(&h->ctx, screen, len);
-	return s == HQT_STATUS_WORKING || s == HQT_STATUS_WAITING ? s : HQT_STATUS_UNKNOWN;
+	return s == HQT_STATUS_WORKING || s == HQT_STATUS_WAITING || s == HQT_STATUS_NEEDS_INPUT
+		       ? s : HQT_STATUS_UNKNOWN;
 }
 
 void

@@ -43,7 +43,8 @@ void binds_add(struct hqt_binds *b, const char *path, unsigned flags);
 struct plugin {
 	char *file;                       /* absolute path of the .so */
 	void *dl;                         /* dlopen handle */
-	const struct hqt_plugin *desc;    /* static in the plugin */
+	const struct hqt_plugin *desc;    /* the host's copy: min(struct_size, sizeof) of the
+					   * plugin's, the rest zero; owned */
 	char abi[16];                     /* "1.0", from the descriptor */
 };
 

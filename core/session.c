@@ -45,10 +45,17 @@ session_status_name(enum session_status st)
 	switch (st) {
 	case SESSION_WORKING: return "working";
 	case SESSION_WAITING: return "waiting";
+	case SESSION_NEEDS: return "waiting";
 	case SESSION_EXITED: return "exited";
 	case SESSION_GONE: return "gone";
 	}
 	return "gone";
+}
+
+const char *
+session_attention_name(enum session_status st)
+{
+	return st == SESSION_NEEDS ? "needs_input" : st == SESSION_WAITING ? "idle" : NULL;
 }
 
 void
@@ -1555,6 +1562,8 @@ session_status_all(struct cmd_ctx *ctx, struct db_session_list *l, enum session_
 				? harness_parse_status(h, text, strlen(text)) : HQT_STATUS_UNKNOWN;
 			if (ps == HQT_STATUS_WORKING)
 				st[i] = SESSION_WORKING;
+			else if (ps == HQT_STATUS_NEEDS_INPUT)
+				st[i] = SESSION_NEEDS;
 			else if (ps == HQT_STATUS_WAITING)
 				st[i] = SESSION_WAITING;
 			else

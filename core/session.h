@@ -11,12 +11,22 @@
 
 enum session_status {
 	SESSION_WORKING,
-	SESSION_WAITING,  /* needs the user */
+	SESSION_WAITING,  /* waiting: the turn is done (attention "idle") */
+	SESSION_NEEDS,    /* waiting on the user to answer a prompt ("needs_input") */
 	SESSION_EXITED,   /* the harness ended; the window keeps its last screen */
 	SESSION_GONE,     /* no window: tmux server restarted, window killed */
 };
 
+/* "working", "waiting" (both waiting kinds), "exited", "gone". */
 const char *session_status_name(enum session_status st);
+/* "needs_input", "idle" while waiting, else NULL (list --json "attention"). */
+const char *session_attention_name(enum session_status st);
+/* Waiting, of either kind. */
+static inline bool
+session_waits(enum session_status st)
+{
+	return st == SESSION_WAITING || st == SESSION_NEEDS;
+}
 
 /* What `hqt new` (or the TUI dialog) asks for; -1 means "the [sandbox] default". */
 struct session_request {

@@ -307,7 +307,7 @@ tui_rebuild(struct tui *t)
 		if (p >= np)
 			continue;
 		t->pcount[p]++;
-		if (t->status[i] == SESSION_WAITING)
+		if (session_waits(t->status[i]))
 			t->pwaiting[p]++;
 		if (smatch[i])
 			pmatch[p] = true;
@@ -365,7 +365,7 @@ open_on_waiting(struct tui *t)
 	t->opened = true;
 	for (size_t i = 0; i < t->sessions->n; i++) {
 		const struct db_session *s = &t->sessions->v[i];
-		if (t->status[i] != SESSION_WAITING)
+		if (!session_waits(t->status[i]))
 			continue;
 		/* Projects are listed by name: the first one listed wins. */
 		if (best == NULL || strcmp(s->project, best_project) < 0) {
@@ -438,7 +438,8 @@ status_style(enum session_status st)
 {
 	switch (st) {
 	case SESSION_WORKING: return ST_WORKING;
-	case SESSION_WAITING: return ST_WAITING;
+	case SESSION_WAITING: return ST_NORMAL;   /* idle: the turn is done */
+	case SESSION_NEEDS: return ST_WAITING;    /* needs the user: stands out */
 	case SESSION_EXITED: return ST_EXITED;
 	case SESSION_GONE: return ST_GONE;
 	}
@@ -464,7 +465,7 @@ compose_title(struct tui *t)
 	char *left, *right = NULL;
 
 	for (size_t i = 0; i < ns; i++)
-		if (t->status[i] == SESSION_WAITING)
+		if (session_waits(t->status[i]))
 			waiting++;
 	frame_fill(f, 0, 0, f->cols, ST_TITLE);
 	left = xasprintf(" hqt  %zu project%s  %zu session%s  %zu waiting",
@@ -620,7 +621,8 @@ compose_sessions(struct tui *t, int x0)
 		x += c.model + 1;
 		frame_text(f, y, x, c.sandbox, t->sbtext[t->sv[k]], ST_NORMAL | rev);
 		x += c.sandbox + 1;
-		frame_text(f, y, x, f->cols - x, session_status_name(st), status_style(st) | rev);
+		frame_text(f, y, x, f->cols - x, st == SESSION_NEEDS ? "needs you" : session_status_name(st),
+			   status_style(st) | rev);
 	}
 }
 

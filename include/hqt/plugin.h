@@ -47,7 +47,10 @@ struct hqt_error;   /* one line of error text */
 enum hqt_status {
 	HQT_STATUS_UNKNOWN = 0, /* cannot tell from the screen */
 	HQT_STATUS_WORKING = 1,
-	HQT_STATUS_WAITING = 2, /* needs the user */
+	HQT_STATUS_WAITING = 2, /* waiting: the turn is done (idle) */
+	/* ABI 1.2: waiting on the user to answer a permission or question
+	 * prompt (a host of 1.1 reads it as waiting). */
+	HQT_STATUS_NEEDS_INPUT = 3,
 };
 
 /* Bind flags for bind_add. */

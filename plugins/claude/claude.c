@@ -70,13 +70,13 @@ static const char *const WORKING_MARKERS[] = {
 	"· *… (", "✢ *… (", "✳ *… (", "✶ *… (", "✻ *… (", "✽ *… (",
 	"esc to interrupt", NULL,
 };
-static const char *const WAITING_MARKERS[] = {
-	"Do you want to proceed?", "❯ 1. Yes",
-	"=❯", /* the empty input box */
-	NULL,
-};
+/* Its permission prompt: needs the user. */
+static const char *const NEEDS_MARKERS[] = {"Do you want to proceed?", "❯ 1. Yes", NULL};
+/* The turn is done: the empty input box. */
+static const char *const WAITING_MARKERS[] = {"=❯", NULL};
 
-static const char *const CONFIG_KEYS[] = {"working_markers", "waiting_markers", NULL};
+static const char *const CONFIG_KEYS[] = {"working_markers", "waiting_markers", "needs_markers",
+					  NULL};
 
 static void
 skip_permission_flags(const struct hqt_ctx *ctx, struct hqt_strlist *out)
@@ -187,7 +187,7 @@ static enum hqt_status
 parse_status(const struct hqt_ctx *ctx, const char *screen,
 	     size_t len)
 {
-	return markers_status(ctx, screen, len, WORKING_MARKERS, WAITING_MARKERS);
+	return markers_status(ctx, screen, len, WORKING_MARKERS, WAITING_MARKERS, NEEDS_MARKERS);
 }
 
 static const struct hqt_plugin plugin = {

@@ -79,11 +79,14 @@ static const char NO_DAEMON_FLAG[] = "--no-daemon";
  * yet (a fresh session).
  */
 static const char *const WORKING_MARKERS[] = {"esc to interrupt", "Working (", NULL};
-static const char *const WAITING_MARKERS[] = {
+/* Its approval prompts: needs the user. */
+static const char *const NEEDS_MARKERS[] = {
 	"Would you like to run the following command?",
 	"Would you like to make the following edits?",
 	"› 1. Yes, proceed", NULL,
 };
+/* The turn is done: told by the line above the input box (IDLE_MARKERS). */
+static const char *const WAITING_MARKERS[] = {NULL};
 
 /* A decompressed first line longer than this is a bomb, not a record. */
 #define MAX_ZST_LINE ((size_t)64 << 20)
@@ -95,7 +98,7 @@ static const char PROMPT_MARK[] = "› ";
 static const char TURN_MARK[] = "• ";
 
 static const char *const CONFIG_KEYS[] = {"working_markers", "waiting_markers", "idle_markers",
-					   NULL};
+					   "needs_markers", NULL};
 
 static char *
 codex_home(const struct hqt_ctx *ctx)
@@ -487,7 +490,8 @@ static enum hqt_status
 parse_status(const struct hqt_ctx *ctx, const char *screen,
 	     size_t len)
 {
-	enum hqt_status st = markers_status(ctx, screen, len, WORKING_MARKERS, WAITING_MARKERS);
+	enum hqt_status st = markers_status(ctx, screen, len, WORKING_MARKERS, WAITING_MARKERS,
+					    NEEDS_MARKERS);
 
 	return st != HQT_STATUS_UNKNOWN ? st : idle_status(ctx, screen, len);
 }

@@ -212,12 +212,14 @@ markers_words(const struct hqt_ctx *ctx, const char *key)
 
 enum hqt_status
 markers_status(const struct hqt_ctx *ctx, const char *screen, size_t len,
-	       const char *const *working, const char *const *waiting)
+	       const char *const *working, const char *const *waiting, const char *const *needs)
 {
 	char **own_working = markers_words(ctx, "working_markers");
 	char **own_waiting = markers_words(ctx, "waiting_markers");
+	char **own_needs = markers_words(ctx, "needs_markers");
 	const char *const *wk = own_working ? (const char *const *)own_working : working;
 	const char *const *wt = own_waiting ? (const char *const *)own_waiting : waiting;
+	const char *const *nd = own_needs ? (const char *const *)own_needs : needs;
 	enum hqt_status st = HQT_STATUS_UNKNOWN;
 	const char *end = screen + len;
 
@@ -230,12 +232,16 @@ markers_status(const struct hqt_ctx *ctx, const char *screen, size_t len,
 			st = HQT_STATUS_WORKING;
 			break;
 		}
-		if (st == HQT_STATUS_UNKNOWN && any_matches(line, end, wt))
+		/* A prompt for the user anywhere (no spinner) beats an idle box. */
+		if (st != HQT_STATUS_NEEDS_INPUT && nd != NULL && any_matches(line, end, nd))
+			st = HQT_STATUS_NEEDS_INPUT;
+		else if (st == HQT_STATUS_UNKNOWN && any_matches(line, end, wt))
 			st = HQT_STATUS_WAITING;
 		end = line > screen ? line - 1 : screen;
 	}
 	words_free(own_working);
 	words_free(own_waiting);
+	words_free(own_needs);
 	return st;
 }
 

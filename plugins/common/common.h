@@ -44,19 +44,21 @@ void push_words(struct hqt_cmd *out, const char *const *words);
 void list_words(struct hqt_strlist *out, const char *const *words);
 
 /*
- * Screen status from marker lists.  The INI keys working_markers and
- * waiting_markers (comma separated) replace the defaults when set, even to
- * nothing.  A marker matches a line containing it, where '*' stands for any
- * run of characters (so "Yes* proceed" stands in for a comma, which a list
- * cannot hold); a marker starting with '=' must be the whole line once
- * blanks, no-break spaces and box edges (│) are trimmed (an empty input box).
- * Lines are read bottom-first.  A working marker anywhere wins: a harness
- * keeps its idle input box on screen while it works, but draws its spinner
- * only while working.
+ * Screen status from marker lists.  The INI keys working_markers,
+ * waiting_markers and needs_markers (comma separated) replace the defaults
+ * when set, even to nothing.  A marker matches a line containing it, where
+ * '*' stands for any run of characters (so "Yes* proceed" stands in for a
+ * comma, which a list cannot hold); a marker starting with '=' must be the
+ * whole line once blanks, no-break spaces and box edges (│) are trimmed (an
+ * empty input box).  Lines are read bottom-first.  A working marker
+ * anywhere wins: a harness keeps its idle input box on screen while it
+ * works, but draws its spinner only while working.  Else a needs marker
+ * (a permission or question prompt: HQT_STATUS_NEEDS_INPUT) beats a
+ * waiting one (the turn is done, idle).  needs may be NULL.
  */
 enum hqt_status markers_status(const struct hqt_ctx *ctx, const char *screen,
 			       size_t len, const char *const *working,
-			       const char *const *waiting);
+			       const char *const *waiting, const char *const *needs);
 
 /* Whether the line [line, end) matches one of markers (as above). */
 bool markers_match(const char *line, const char *end, const char *const *markers);

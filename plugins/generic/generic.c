@@ -25,13 +25,14 @@
  *                          "hooks/" for a directory): read-only in every
  *                          writable sandboxed session of the project
  *   env                    comma list of NAME=VALUE set for the harness
- *   working_markers, waiting_markers   screen markers (see common.h)
+ *   working_markers, waiting_markers, needs_markers   screen markers (see common.h)
  * command, resume_command and skip_permission_flags are split on blanks into
  * argv words: no shell, no quoting, no expansion.
  */
 static const char *const CONFIG_KEYS[] = {
 	"plugin", "command", "resume_command", "skip_permission_flags", "model_flag",
-	"binds", "project_protect", "env", "working_markers", "waiting_markers", NULL,
+	"binds", "project_protect", "env", "working_markers", "waiting_markers", "needs_markers",
+	NULL,
 };
 static const char BLANKS[] = " \t";
 static const char RO_SUFFIX[] = ":ro";
@@ -191,7 +192,7 @@ static enum hqt_status
 parse_status(const struct hqt_ctx *ctx, const char *screen,
 	     size_t len)
 {
-	return markers_status(ctx, screen, len, NO_MARKERS, NO_MARKERS);
+	return markers_status(ctx, screen, len, NO_MARKERS, NO_MARKERS, NO_MARKERS);
 }
 
 static const struct hqt_plugin plugin = {

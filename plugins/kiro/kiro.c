@@ -51,11 +51,11 @@ static const char SESSIONS_DIR[] = "~/.kiro/sessions/cli";
 static const char SESSION_SUFFIX[] = ".json";
 static const char *const ID_KEYS[] = {"session_id", "id", NULL}; /* else the name */
 static const char *const WORKING_MARKERS[] = {"Kiro is working", NULL};
-static const char *const WAITING_MARKERS[] = {
-	"requires approval", "ask a question or describe a task", NULL,
-};
+static const char *const NEEDS_MARKERS[] = {"requires approval", NULL};
+static const char *const WAITING_MARKERS[] = {"ask a question or describe a task", NULL};
 
-static const char *const CONFIG_KEYS[] = {"working_markers", "waiting_markers", NULL};
+static const char *const CONFIG_KEYS[] = {"working_markers", "waiting_markers", "needs_markers",
+					  NULL};
 
 static void
 skip_permission_flags(const struct hqt_ctx *ctx, struct hqt_strlist *out)
@@ -223,7 +223,7 @@ static enum hqt_status
 parse_status(const struct hqt_ctx *ctx, const char *screen,
 	     size_t len)
 {
-	return markers_status(ctx, screen, len, WORKING_MARKERS, WAITING_MARKERS);
+	return markers_status(ctx, screen, len, WORKING_MARKERS, WAITING_MARKERS, NEEDS_MARKERS);
 }
 
 static const struct hqt_plugin plugin = {

@@ -346,6 +346,40 @@ Test(cli, plugins_json)
 	json_decref(j);
 }
 
+/* A plugin whose descriptor ends right after build_resume, with junk past
+ * it (issue 11: doctor died of SIGSEGV reading its missing fields): listed,
+ * and doctor runs to the end. */
+Test(cli, short_descriptor_plugin_crashes_nothing)
+{
+	char *dir = fmt("%s/plugins", te.root), *so = fmt("%s/tests/plugins/short.so", build_dir());
+	struct run r;
+	char *bytes;
+	size_t len;
+	FILE *in, *out;
+
+	mkdir(dir, 0755);
+	in = fopen(so, "rb");
+	cr_assert_not_null(in, "build the fixtures first: %s", so);
+	out = fopen(fmt("%s/short.so", dir), "wb");
+	cr_assert_not_null(out);
+	bytes = malloc(1 << 20);
+	while ((len = fread(bytes, 1, 1 << 20, in)) > 0)
+		fwrite(bytes, 1, len, out);
+	fclose(in);
+	fclose(out);
+	free(bytes);
+	run_hqt(&r, &te, "--plugin-dir", dir, "plugins", NULL);
+	cr_expect_eq(r.code, 0, "%s", r.err);
+	cr_expect(strstr(r.out, "fixture_short") != NULL, "%s", r.out);
+	run_free(&r);
+	run_hqt(&r, &te, "--plugin-dir", dir, "doctor", NULL);
+	cr_expect(r.code == 0 || r.code == 1, "doctor died: %d\n%s", r.code, r.err);
+	cr_expect(strstr(r.out, "fixture_short") != NULL, "%s", r.out);
+	run_free(&r);
+	free(dir);
+	free(so);
+}
+
 Test(cli, plugins_text)
 {
 	struct run r;
@@ -844,7 +878,8 @@ Test(cli, list_filters_by_project_and_status)
 
 	run_hqt(&r, &te, "list", "--status", "sleeping", NULL);
 	assert_one_error(&r, 2, "list --status sleeping");
-	cr_assert_not_null(strstr(r.err, "working, waiting, exited or gone"), "%s", r.err);
+	cr_assert_not_null(strstr(r.err, "working, waiting, needs_input, exited or gone"), "%s",
+			   r.err);
 	run_free(&r);
 	run_hqt(&r, &te, "list", "--project", "wbe", NULL);
 	assert_one_error(&r, 1, "list --project wbe");

@@ -392,6 +392,55 @@ Test(sessions, status_follows_the_screen)
 	rec_free(&r);
 }
 
+/* The two kinds of waiting, apart (issue 10, SPEC §7): a permission prompt
+ * needs the user ("attention": "needs_input"), a finished turn is idle;
+ * working has none.  The status stays "waiting" for both. */
+static const char *
+attention_of(long id)
+{
+	static char buf[32];
+	json_t *l = run_list(&te), *s = session_in(l, id), *a = json_object_get(s, "attention");
+
+	snprintf(buf, sizeof buf, "%s %s", json_string_value(json_object_get(s, "status")),
+		 json_is_string(a) ? json_string_value(a) : "null");
+	json_decref(l);
+	return buf;
+}
+
+static bool
+attention_is(long id, const char *want, int timeout_ms)
+{
+	long long end = now_ms() + timeout_ms;
+
+	while (strcmp(attention_of(id), want) != 0) {
+		if (now_ms() > end)
+			return false;
+		sleep_ms(50);
+	}
+	return true;
+}
+
+Test(sessions, attention_tells_a_prompt_from_a_finished_turn)
+{
+	set_control("waiting");
+	long id = run_new(&te, "p", "claude", NULL);
+	cr_expect(attention_is(id, "waiting needs_input", 5000), "%s", attention_of(id));
+	set_control("working");
+	cr_expect(attention_is(id, "working null", 5000), "%s", attention_of(id));
+	set_control("idle");
+	cr_expect(attention_is(id, "waiting idle", 5000), "%s", attention_of(id));
+	struct run r;
+	run_hqt(&r, &te, "list", "--status", "needs_input", NULL);
+	cr_expect_eq(r.code, 0, "%s", r.err);
+	cr_expect_str_eq(r.out, "no sessions match\n");
+	run_free(&r);
+	set_control("waiting");
+	cr_expect(attention_is(id, "waiting needs_input", 5000), "%s", attention_of(id));
+	run_hqt(&r, &te, "list", "--status", "needs_input", NULL);
+	cr_expect(strstr(r.out, "needs you") != NULL, "%s", r.out);
+	run_free(&r);
+}
+
 Test(sessions, without_markers_activity_decides)
 {
 	long id = run_new(&te, "p", "plain", NULL);

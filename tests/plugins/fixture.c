@@ -3,6 +3,7 @@
 #include <hqt/plugin.h>
 
 #include <stddef.h>
+#include <stdint.h>
 
 #ifdef DEFECT_UNDEFINED_SYMBOL
 /* Resolved at dlopen(RTLD_NOW) time and missing everywhere: dlopen fails. */
@@ -48,7 +49,11 @@ static const struct hqt_plugin desc = {
 #else
 	.abi_minor = HQT_PLUGIN_ABI_MINOR,
 #endif
+#if defined(DEFECT_SHORT)
+	.struct_size = offsetof(struct hqt_plugin, generate_session_id),
+#else
 	.struct_size = sizeof(struct hqt_plugin),
+#endif
 #if defined(DEFECT_EMPTY_NAME)
 	.name = "",
 #else
@@ -59,6 +64,17 @@ static const struct hqt_plugin desc = {
 	.build_spawn = spawn,
 #endif
 	.build_resume = spawn,
+#if defined(DEFECT_SHORT)
+	/* A descriptor that says it ends right after build_resume (an older
+	 * plugin, or a lie), with junk where the later fields would be: the
+	 * host must never read, let alone call, them. */
+	.generate_session_id = (int (*)(const struct hqt_ctx *, char *, size_t,
+					struct hqt_error *))(uintptr_t)1,
+	.capture_session_id = (int (*)(const struct hqt_ctx *, const struct hqt_request *,
+				       char *, size_t, struct hqt_error *))(uintptr_t)1,
+	.parse_status = (enum hqt_status (*)(const struct hqt_ctx *, const char *,
+					     size_t))(uintptr_t)1,
+#endif
 };
 #endif
 

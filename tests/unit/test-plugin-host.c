@@ -175,6 +175,35 @@ Test(plugin_host, every_bad_fixture_refused_with_its_reason_good_ones_load)
 	free(junk);
 }
 
+/* A descriptor shorter than this hqt's (ending right after build_resume,
+ * junk after it): loaded, and its missing optional fields are absent, never
+ * the bytes past its end (the host reads a zeroed copy). */
+Test(plugin_host, short_descriptor_reads_nothing_past_it)
+{
+	struct registry reg;
+	struct config cfg;
+	char *id = NULL, *err = NULL;
+
+	add_fixture("short", NULL, 0755);
+	load(&reg, &cfg, "*");
+	cr_assert(loaded(&reg, "fixture_short"), "%s",
+		  reg.nrefused ? reg.refused[0].reason : "");
+	const struct harness *h = registry_harness(&reg, "fixture_short");
+	cr_assert_not_null(h);
+	cr_expect_null(h->plugin->desc->generate_session_id);
+	cr_expect_null(h->plugin->desc->capture_session_id);
+	cr_expect_null(h->plugin->desc->parse_status);
+	/* and the host's calls treat them as not provided */
+	cr_expect_eq(harness_generate_id(h, &id, &err), 1, "%s", err ? err : "");
+	cr_expect_null(id);
+	cr_expect_eq(harness_parse_status(h, "x", 1), HQT_STATUS_UNKNOWN);
+	struct hqt_request req = { .struct_size = sizeof req, .project_path = "/srv/p" };
+	char *cap = NULL;
+	cr_expect_eq(harness_capture_id(h, &req, &cap, &err), 0);
+	registry_free(&reg);
+	config_free(&cfg);
+}
+
 Test(plugin_host, foreign_owner_refused)
 {
 	struct registry reg;

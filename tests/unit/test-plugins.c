@@ -703,7 +703,8 @@ Test(plugins, claude_screens)
 {
 	cr_expect_eq(status("claude", CLAUDE_WORKING), HQT_STATUS_WORKING);
 	cr_expect_eq(status("claude", CLAUDE_SPINNER_ONLY), HQT_STATUS_WORKING);
-	cr_expect_eq(status("claude", CLAUDE_PERMISSION), HQT_STATUS_WAITING);
+	/* a permission prompt needs the user; the empty box is a finished turn */
+	cr_expect_eq(status("claude", CLAUDE_PERMISSION), HQT_STATUS_NEEDS_INPUT);
 	cr_expect_eq(status("claude", CLAUDE_IDLE), HQT_STATUS_WAITING);
 	cr_expect_eq(status("claude", SHELL), HQT_STATUS_UNKNOWN);
 	cr_expect_eq(status("claude", ""), HQT_STATUS_UNKNOWN);
@@ -737,8 +738,8 @@ Test(plugins, codex_screens)
 		"  src/parser.c (+3 -1)\n";
 
 	cr_expect_eq(status("codex", working), HQT_STATUS_WORKING);
-	cr_expect_eq(status("codex", command), HQT_STATUS_WAITING);
-	cr_expect_eq(status("codex", edits), HQT_STATUS_WAITING);
+	cr_expect_eq(status("codex", command), HQT_STATUS_NEEDS_INPUT);
+	cr_expect_eq(status("codex", edits), HQT_STATUS_NEEDS_INPUT);
 	cr_expect_eq(status("codex", SHELL), HQT_STATUS_UNKNOWN);
 }
 
@@ -844,7 +845,7 @@ Test(plugins, kiro_screens)
 		"ask a question or describe a task ↵\n";
 
 	cr_expect_eq(status("kiro", working), HQT_STATUS_WORKING);
-	cr_expect_eq(status("kiro", approval), HQT_STATUS_WAITING);
+	cr_expect_eq(status("kiro", approval), HQT_STATUS_NEEDS_INPUT);
 	cr_expect_eq(status("kiro", idle), HQT_STATUS_WAITING);
 	cr_expect_eq(status("kiro", SHELL), HQT_STATUS_UNKNOWN);
 }
@@ -854,8 +855,10 @@ Test(plugins, markers_overridden_from_the_ini)
 	load("[harness.claude]\n"
 	     "working_markers = Busy*please wait\n"
 	     "waiting_markers = Custom question?, =READY\n"
+	     "needs_markers =\n"
 	     "[harness.codex]\n"
-	     "waiting_markers =\n" GENERIC_INI);
+	     "waiting_markers =\n"
+	     "needs_markers =\n" GENERIC_INI);
 	/* The defaults are replaced, not extended. */
 	cr_expect_eq(status("claude", CLAUDE_PERMISSION), HQT_STATUS_UNKNOWN);
 	cr_expect_eq(status("claude", CLAUDE_SPINNER_ONLY), HQT_STATUS_UNKNOWN);
@@ -864,7 +867,7 @@ Test(plugins, markers_overridden_from_the_ini)
 	cr_expect_eq(status("claude", "NOT READY\n"), HQT_STATUS_UNKNOWN);
 	cr_expect_eq(status("claude", "Busy, please wait\nCustom question?\n"),
 		     HQT_STATUS_WORKING);
-	/* Set to nothing: no waiting markers at all; working ones stay. */
+	/* Set to nothing: no waiting or needs markers at all; working ones stay. */
 	cr_expect_eq(status("codex", "Would you like to run the following command?\n"),
 		     HQT_STATUS_UNKNOWN);
 	cr_expect_eq(status("codex", "• Working (1s • esc to interrupt)\n"), HQT_STATUS_WORKING);
