@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 static int attach_exec(struct cmd_ctx *ctx, int argc, char **argv);
@@ -138,6 +139,13 @@ cmd_attach(struct cmd_ctx *ctx, const char *window)
 		tmux_session_hint(&ctx->tmux, hint, NULL);
 		free(hint);
 		free(key);
+	}
+	/* Looked at: a mark of "needs you" ends (db.h seen_at). */
+	if (strncmp(window, "hqt-", 4) == 0 && cmd_db(ctx) == 0) {
+		char *ign = NULL;
+		(void)db_session_set_seen(ctx->db, strtoll(window + 4, NULL, 10), (long long)time(NULL),
+					 &ign);
+		free(ign);
 	}
 	fflush(stdout);
 	if (tmux_attach(&ctx->tmux, window, false, &err) != 0) {

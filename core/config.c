@@ -124,6 +124,7 @@ enum kind {
 	K_PATHS,        /* a list of paths */
 	K_ENV,          /* a list of variable names */
 	K_WORKTREE,     /* never | ask | always */
+	K_STRING,       /* kept as written (a command line split later) */
 };
 
 struct known_key {
@@ -148,6 +149,9 @@ static const struct known_key known_keys[] = {
 	{ "sandbox", "env", K_ENV, offsetof(struct config, sandbox.env) },
 	{ "sessions", "worktree", K_WORKTREE, offsetof(struct config, worktree) },
 	{ "sessions", "worktree_dir", K_PATH, offsetof(struct config, worktree_dir) },
+	{ "notify", "tmux", K_BOOL, offsetof(struct config, notify_tmux) },
+	{ "notify", "desktop", K_BOOL, offsetof(struct config, notify_desktop) },
+	{ "notify", "command", K_STRING, offsetof(struct config, notify_command) },
 };
 
 enum section_kind { SEC_NONE, SEC_KNOWN, SEC_HARNESS, SEC_UNKNOWN };
@@ -474,6 +478,10 @@ set_known(struct parse *st, const struct known_key *k, const char *value)
 	case K_ENV:
 		set_list(st, k, field, value);
 		break;
+	case K_STRING:
+		free(*str);
+		*str = *value != '\0' ? xstrdup(value) : NULL;
+		break;
 	case K_WORKTREE: {
 		int *w = field;
 		if (strcasecmp(value, "never") == 0)
@@ -560,7 +568,8 @@ enter_section(struct parse *st, const char *section)
 		return;
 	}
 	if (strcmp(section, "hqt") == 0 || strcmp(section, "plugins") == 0 ||
-	    strcmp(section, "sandbox") == 0 || strcmp(section, "sessions") == 0) {
+	    strcmp(section, "sandbox") == 0 || strcmp(section, "sessions") == 0 ||
+	    strcmp(section, "notify") == 0) {
 		st->skind = SEC_KNOWN;
 		return;
 	}
@@ -755,6 +764,8 @@ base_defaults(struct config *cfg)
 	cfg->sandbox.fs_rw = true;
 	cfg->sandbox.net = true;
 	cfg->worktree = CONFIG_WORKTREE_ASK;
+	cfg->notify_tmux = true;
+	cfg->notify_desktop = true;
 }
 
 /* The plugins next to the executable: <bindir>/HQT_PLUGIN_RELDIR, resolved. */
@@ -1119,6 +1130,7 @@ config_free(struct config *cfg)
 	free(cfg->plugin_dir);
 	free(cfg->db_path);
 	free(cfg->worktree_dir);
+	free(cfg->notify_command);
 	free(cfg->tmux_socket);
 	free(cfg->tmux_session);
 	strv_clear(&cfg->plugins_load);

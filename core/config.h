@@ -41,6 +41,9 @@ struct config {
 	struct sandbox_defaults sandbox;
 	int worktree;        /* [sessions] worktree: CONFIG_WORKTREE_* (default ask) */
 	char *worktree_dir;  /* [sessions] worktree_dir; NULL: $XDG_DATA_HOME/hqt/worktrees */
+	bool notify_tmux;    /* [notify] tmux: a message on the hqt tmux session (true) */
+	bool notify_desktop; /* [notify] desktop: notify-send where it is installed (true) */
+	char *notify_command; /* [notify] command: argv words, NULL: none */
 	struct config_section *sections;
 	size_t nsections;
 };

@@ -64,6 +64,8 @@ static const char schema_latest[] =
 	"  worktree TEXT,\n"
 	"  branch TEXT,\n"
 	"  base TEXT,\n"
+	"  attention_since INTEGER,\n"
+	"  seen_at INTEGER,\n"
 	"  UNIQUE (project_id, nickname)\n"
 	");\n";
 
@@ -77,6 +79,8 @@ static const struct migration {
 	{ 3, "ALTER TABLE sessions ADD COLUMN worktree TEXT;"
 	     "ALTER TABLE sessions ADD COLUMN branch TEXT;"
 	     "ALTER TABLE sessions ADD COLUMN base TEXT;" },
+	{ 4, "ALTER TABLE sessions ADD COLUMN attention_since INTEGER;"
+	     "ALTER TABLE sessions ADD COLUMN seen_at INTEGER;" },
 };
 
 static const char *const state_names[] = {
@@ -89,7 +93,8 @@ static const char *const state_names[] = {
 #define SESSION_COLS                                                            \
 	"s.id, s.project_id, p.name, p.path, s.harness, s.nickname, s.model, " \
 	"s.harness_session_id, s.state, s.created_at, s.spawned_at, "          \
-	"s.exit_message, s.sandbox_json, s.worktree, s.branch, s.base "        \
+	"s.exit_message, s.sandbox_json, s.worktree, s.branch, s.base, "       \
+	"s.attention_since, s.seen_at "                                        \
 	"FROM sessions s JOIN projects p ON p.id = s.project_id "
 
 #define PROJECT_COLS                                                     \
@@ -1349,6 +1354,8 @@ read_session(struct db *db, sqlite3_stmt *st, struct db_session *s, char **err)
 	s->worktree = col_str(st, 13);
 	s->branch = col_str(st, 14);
 	s->base = col_str(st, 15);
+	s->attention_since = sqlite3_column_int64(st, 16);
+	s->seen_at = sqlite3_column_int64(st, 17);
 	/* NOT NULL columns: never NULL for the caller either. */
 	if (s->project == NULL)
 		s->project = xstrdup("");
@@ -1646,6 +1653,20 @@ db_session_set_exit_message(struct db *db, long long id, const char *msg,
 {
 	return change_session(db, id, "UPDATE sessions SET exit_message = ? "
 			      "WHERE id = ?", 't', msg, 0, err, "update");
+}
+
+int
+db_session_set_attention(struct db *db, long long id, long long since, char **err)
+{
+	return change_session(db, id, "UPDATE sessions SET attention_since = ? WHERE id = ?", 'i',
+			      NULL, since, err, "update");
+}
+
+int
+db_session_set_seen(struct db *db, long long id, long long when, char **err)
+{
+	return change_session(db, id, "UPDATE sessions SET seen_at = ? WHERE id = ?", 'i', NULL,
+			      when, err, "update");
 }
 
 int

@@ -25,7 +25,7 @@
  * - Times are Unix seconds.
  */
 
-#define DB_SCHEMA_VERSION 3 /* what db_open creates or migrates to */
+#define DB_SCHEMA_VERSION 4 /* what db_open creates or migrates to */
 
 struct db; /* an open database; one per process (or thread) is enough */
 
@@ -121,6 +121,8 @@ struct db_session {
 	char *worktree;            /* NULL: runs in the project; else its own git worktree */
 	char *branch;              /* the worktree's branch */
 	char *base;                /* the commit it started from */
+	long long attention_since; /* 0, or when it began to need the user (a prompt) */
+	long long seen_at;         /* 0, or when the user last looked (attach, preview) */
 };
 
 struct db_session_list {
@@ -172,6 +174,9 @@ int db_session_set_spawned_at(struct db *db, long long id, long long when,
 			      char **err);
 int db_session_set_exit_message(struct db *db, long long id, const char *msg,
 				char **err);
+/* When it began to need the user (0: it does not); when the user looked. */
+int db_session_set_attention(struct db *db, long long id, long long since, char **err);
+int db_session_set_seen(struct db *db, long long id, long long when, char **err);
 /* The session's own worktree, its branch and base (all NULL: none). */
 int db_session_set_worktree(struct db *db, long long id, const char *path, const char *branch,
 			    const char *base, char **err);

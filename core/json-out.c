@@ -1,5 +1,7 @@
 /* json-out.c: printing --json documents the same way everywhere. */
 #include "json-out.h"
+
+#include <string.h>
 #include "cmd.h"
 #include "db.h"
 #include "session.h"
@@ -81,6 +83,10 @@ json_session(const struct db_session *s, const char *status, const char *attenti
 	json_object_set_new(o, "harness_session_id", json_string_or_null(s->harness_session_id));
 	json_object_set_new(o, "status", json_string(status));
 	json_object_set_new(o, "attention", json_string_or_null(attention));
+	/* needs you, and not looked at (attached to) since it began to */
+	json_object_set_new(o, "unseen", json_boolean(attention != NULL &&
+						      strcmp(attention, "needs_input") == 0 &&
+						      s->attention_since > s->seen_at));
 	json_object_set_new(o, "window", json_string(window));
 	json_object_set_new(o, "sandbox", sb);
 	json_object_set_new(o, "exit_message", json_string_or_null(s->exit_message));

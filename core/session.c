@@ -10,6 +10,7 @@
  * the moment the harness (or bwrap) is exec'd, or the launcher's error. */
 #include "session.h"
 #include "consent.h"
+#include "notify.h"
 #include "project.h"
 #include "worktree.h"
 #include "log.h"
@@ -1584,6 +1585,22 @@ session_status_all(struct cmd_ctx *ctx, struct db_session_list *l, enum session_
 			else
 				free(found);
 			free(root);
+		}
+		free(ign);
+	}
+	/* Began to need the user since the last look: say so, once (notify.h);
+	 * written only when it changes. */
+	for (size_t i = 0; i < l->n; i++) {
+		struct db_session *s = &l->v[i];
+		char *ign = NULL;
+
+		if (st[i] == SESSION_NEEDS && s->attention_since == 0) {
+			s->attention_since = now();
+			if (db_session_set_attention(ctx->db, s->id, s->attention_since, &ign) == 0)
+				notify_needs(ctx, s, "a permission or question prompt");
+		} else if (st[i] != SESSION_NEEDS && s->attention_since != 0) {
+			s->attention_since = 0;
+			(void)db_session_set_attention(ctx->db, s->id, 0, &ign);
 		}
 		free(ign);
 	}

@@ -10,6 +10,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -346,6 +347,12 @@ attach_id(struct tui *t, long long id, enum session_status st)
 		return;
 	}
 	session_window_name(id, name, sizeof name);
+	{
+		/* Looked at: its "needs you" mark ends. */
+		char *ign = NULL;
+		(void)db_session_set_seen(t->ctx->db, id, (long long)time(NULL), &ign);
+		free(ign);
+	}
 	/* Inside tmux on the same server the client just switches windows and
 	 * this TUI keeps its pane; otherwise it steps aside for the attach. */
 	if (tmux_attach_argv(&t->ctx->tmux, name, &argv, &envp, &sw, &err) != 0) {

@@ -441,6 +441,60 @@ Test(sessions, attention_tells_a_prompt_from_a_finished_turn)
 	run_free(&r);
 }
 
+/*
+ * When a session begins to need the user: the [notify] command runs (by
+ * argv, the session in its environment), once per prompt, not at every
+ * status read; after a look (hqt attach) it is no longer "unseen".
+ */
+Test(sessions, notify_command_runs_once_per_prompt)
+{
+	char *script = fmt("%s/notify.sh", te.root), *out = fmt("%s/notified", te.root);
+	char *ini = fmt("%s/.config/hqt/hqt.ini", te.home), *text = slurp(ini);
+
+	write_file(script, fmt("#!/bin/sh\necho \"$HQT_SESSION|$HQT_NICKNAME|$HQT_PROJECT|"
+			       "$HQT_HARNESS|$HQT_REASON|$1\" >> %s\n", out), 0755);
+	write_file(ini, fmt("%s\n[notify]\ntmux = false\ndesktop = false\ncommand = %s "
+			    "first-arg\n", text, script), 0644);
+	set_control("waiting");
+	long id = run_new(&te, "p", "claude", "--nickname", "n1", NULL);
+	cr_assert(attention_is(id, "waiting needs_input", 5000), "%s", attention_of(id));
+	char *got = NULL;
+	for (int i = 0; i < 100 && (got = slurp(out)) == NULL; i++)
+		sleep_ms(20);
+	cr_assert_not_null(got, "the notify command never ran");
+	cr_expect_str_eq(got, fmt("%ld|n1|p|claude|a permission or question prompt|first-arg\n", id));
+	free(got);
+	/* more status reads, the same prompt: no second notice */
+	json_decref(run_list(&te));
+	json_decref(run_list(&te));
+	json_t *l = run_list(&te);
+	cr_expect(json_is_true(json_object_get(session_in(l, id), "unseen")));
+	json_decref(l);
+	sleep_ms(200);
+	got = slurp(out);
+	cr_expect_eq(strchr(got, '\n') - got + 1, (long)strlen(got), "notified again: %s", got);
+	free(got);
+	/* the turn goes on and asks again: a second notice */
+	set_control("working");
+	cr_assert(attention_is(id, "working null", 5000));
+	set_control("waiting");
+	cr_assert(attention_is(id, "waiting needs_input", 5000));
+	for (int i = 0; i < 100; i++) {
+		got = slurp(out);
+		if (got != NULL && strchr(strchr(got, '\n') + 1, '\n') != NULL)
+			break;
+		free(got);
+		got = NULL;
+		sleep_ms(20);
+	}
+	cr_expect_not_null(got, "no second notice");
+	free(got);
+	free(text);
+	free(ini);
+	free(out);
+	free(script);
+}
+
 Test(sessions, without_markers_activity_decides)
 {
 	long id = run_new(&te, "p", "plain", NULL);
