@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -191,6 +192,89 @@ check_sandbox_plan(struct report *r, struct cmd_ctx *ctx, const struct harness *
 	free(root);
 }
 
+/* "1.2.3" against "1.2.0": <0, 0, >0, numerically part by part. */
+static int
+version_cmp(const char *a, const char *b)
+{
+	while (*a != '\0' || *b != '\0') {
+		long x = strtol(a, (char **)&a, 10), y = strtol(b, (char **)&b, 10);
+
+		if (x != y)
+			return x < y ? -1 : 1;
+		a += *a == '.';
+		b += *b == '.';
+		if ((*a != '\0' && !isdigit((unsigned char)*a)) ||
+		    (*b != '\0' && !isdigit((unsigned char)*b)))
+			break;
+	}
+	return 0;
+}
+
+/* The first "N.N[.N...]" word of text, or NULL.  Caller frees. */
+static char *
+version_in(const char *text)
+{
+	for (const char *c = text; c != NULL && *c != '\0'; c++) {
+		if (isdigit((unsigned char)*c) && (c == text || !isalnum((unsigned char)c[-1]))) {
+			size_t n = strspn(c, "0123456789.");
+			if (n >= 3 && memchr(c, '.', n) != NULL) {
+				while (n > 0 && c[n - 1] == '.')
+					n--;
+				return xstrndup(c, n);
+			}
+			c += n - 1;
+		}
+	}
+	return NULL;
+}
+
+/*
+ * The harness's own --version against the versions its plugin was
+ * checked with: a warning outside them (it may work; its screens and files
+ * are what changes between versions).
+ */
+static void
+check_version(struct report *r, const struct harness *h, const char *path)
+{
+	const struct hqt_plugin *d = h->plugin->desc;
+	char *const argv[] = { (char *)path, (char *)d->version_flag, NULL };
+	struct spawn_opts o = { .timeout_ms = 5000 };
+	struct spawn_result res;
+	char *have = NULL, *lo = NULL, *hi, *name, *err = NULL;
+
+	if (d->verified_versions == NULL || d->version_flag == NULL)
+		return;
+	name = xasprintf("version %s", h->name);
+	memset(&res, 0, sizeof res);
+	if (spawn_capture_opts(argv, NULL, &o, &res, &err) == 0 && res.status == 0)
+		have = version_in(res.out);
+	spawn_result_free(&res);
+	free(err);
+	lo = xstrdup(d->verified_versions);
+	hi = strstr(lo, " - ");
+	if (hi != NULL) {
+		*hi = '\0';
+		hi += 3;
+	} else {
+		hi = lo;
+	}
+	if (have == NULL)
+		add(r, name, false, false,
+		    xasprintf("%s %s printed no version", path, d->version_flag), NULL);
+	else if (version_cmp(have, lo) < 0 || version_cmp(have, hi) > 0)
+		add(r, name, false, false,
+		    xasprintf("%s is %s; the %s plugin was verified with %s", h->name, have,
+			      h->plugin->desc->name, d->verified_versions),
+		    xasprintf("it may work; if its status or resume misbehave, use %s %s",
+			      h->name, d->verified_versions));
+	else
+		add(r, name, true, false,
+		    xasprintf("%s %s, verified with %s", h->name, have, d->verified_versions), NULL);
+	free(have);
+	free(lo);
+	free(name);
+}
+
 static void
 check_plugins(struct report *r, struct cmd_ctx *ctx, bool sandbox)
 {
@@ -239,6 +323,7 @@ check_plugins(struct report *r, struct cmd_ctx *ctx, bool sandbox)
 			err = NULL;
 		} else if ((path = find_in_path(cmd.argv.v[0], NULL)) != NULL) {
 			add(r, name, true, false, xasprintf("%s found at %s", cmd.argv.v[0], path), NULL);
+			check_version(r, h, path);
 			free(path);
 		} else
 			add(r, name, false, false, xasprintf("%s not found on PATH", cmd.argv.v[0]),

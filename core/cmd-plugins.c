@@ -64,6 +64,8 @@ print_json(const struct registry *reg)
 		json_object_set_new(o, "abi", json_string(p->abi));
 		json_object_set_new(o, "captures_session_id",
 				    json_boolean(p->desc->flags & HQT_PLUGIN_CAPTURES_SESSION_ID));
+		json_object_set_new(o, "verified_versions",
+				    json_string_or_null(p->desc->verified_versions));
 		for (size_t k = 0; k < reg->nharnesses; k++) {
 			if (reg->harnesses[k].plugin != p)
 				continue;
@@ -115,6 +117,11 @@ print_text(const struct registry *reg, const char *dir)
 		char *shown = text_cell(p->desc->display_name, wd);
 
 		printf("loaded   %s  %s  abi %s  %s\n", name, shown, p->abi, p->file);
+		if (p->desc->verified_versions != NULL) {
+			char *v = text_escape(p->desc->verified_versions, 60);
+			printf("         verified with %s\n", v);
+			free(v);
+		}
 		free(name);
 		free(shown);
 		for (size_t k = 0; k < reg->nharnesses; k++) {

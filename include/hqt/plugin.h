@@ -212,6 +212,13 @@ struct hqt_plugin {
 	/* Optional. The visible pane text, lines separated by '\n'. */
 	enum hqt_status (*parse_status)(const struct hqt_ctx *ctx,
 					const char *screen, size_t len);
+
+	/* ABI 1.2.  The harness versions the plugin was checked against with
+	 * the real CLI: "2.1.328", or an inclusive range "2.1.300 - 2.1.328".
+	 * NULL: none.  `hqt doctor` runs the harness with version_flag and
+	 * warns outside it. */
+	const char *verified_versions;
+	const char *version_flag;  /* "--version" */
 };
 
 typedef const struct hqt_plugin *(*hqt_plugin_query_fn)(const struct hqt_host_api *host,

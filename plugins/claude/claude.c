@@ -204,6 +204,9 @@ static const struct hqt_plugin plugin = {
 	.build_resume = build_resume,
 	.generate_session_id = generate_session_id,
 	.parse_status = parse_status,
+	/* tests/e2e/versions: what the e2e tests ran */
+	.verified_versions = "2.1.328",
+	.version_flag = "--version",
 };
 
 HQT_PLUGIN_EXPORT const struct hqt_plugin *

@@ -510,6 +510,9 @@ static const struct hqt_plugin plugin = {
 	.build_resume = build_resume,
 	.capture_session_id = capture_session_id,
 	.parse_status = parse_status,
+	/* tests/e2e/versions: what the e2e tests ran */
+	.verified_versions = "0.169.0",
+	.version_flag = "--version",
 };
 
 HQT_PLUGIN_EXPORT const struct hqt_plugin *
