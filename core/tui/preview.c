@@ -40,7 +40,9 @@ preview_free(struct preview *p)
 static bool
 preview_current(const struct preview *p, long long id, const struct tmux_pane *tp)
 {
-	return p->what == PREVIEW_LINES && p->id == id && strcmp(p->pane, tp->pane_id) == 0 &&
+	/* A capture that failed is not tried again either until the pane moves. */
+	return (p->what == PREVIEW_LINES || p->what == PREVIEW_NOTE) && p->id == id &&
+	       strcmp(p->pane, tp->pane_id) == 0 &&
 	       p->activity == tp->activity && p->history == tp->history_size &&
 	       p->width == tp->width && p->height == tp->height && p->dead == tp->dead &&
 	       /* Output later in the second of the capture leaves the activity
@@ -63,6 +65,19 @@ set_note(struct preview *p, long long id, enum preview_what what, char *note)
 	p->id = id;
 	p->note = note;
 	return true;
+}
+
+/* What the pane list said of the pane at this capture. */
+static void
+remember(struct preview *p, const struct tmux_pane *tp)
+{
+	snprintf(p->pane, sizeof p->pane, "%s", tp->pane_id);
+	p->activity = tp->activity;
+	p->history = tp->history_size;
+	p->width = tp->width;
+	p->height = tp->height;
+	p->dead = tp->dead;
+	p->captured_at = (long long)time(NULL);
 }
 
 static bool
@@ -136,8 +151,10 @@ tui_preview_update(struct tui *t)
 	p->captures++;
 	if (tmux_capture(&t->ctx->tmux, tp->pane_id, tp->dead ? DEAD_HISTORY : 0, &text,
 			 &err) != 0) {
-		changed = set_note(p, s->id, PREVIEW_NOTE, xasprintf("%s", err));
+		changed = set_note(p, s->id, PREVIEW_NOTE,
+				   xstrdup(err != NULL ? err : "tmux: capture-pane failed"));
 		free(err);
+		remember(p, tp);
 		return changed;
 	}
 	if (text == NULL)  /* gone since the list: the next one says so */
@@ -155,13 +172,7 @@ tui_preview_update(struct tui *t)
 	p->lines = lines;
 	p->what = PREVIEW_LINES;
 	p->id = s->id;
-	snprintf(p->pane, sizeof p->pane, "%s", tp->pane_id);
-	p->activity = tp->activity;
-	p->history = tp->history_size;
-	p->width = tp->width;
-	p->height = tp->height;
-	p->dead = tp->dead;
-	p->captured_at = (long long)time(NULL);
+	remember(p, tp);
 	return changed;
 }
 

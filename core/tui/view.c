@@ -453,7 +453,7 @@ tui_layout(const struct tui *t, struct layout *lay)
 	lay->list_rows = rows;
 	lay->sx = lay->lw + 1;
 	lay->sw = f->cols - lay->sx;
-	if (t->preview.hidden)
+	if (t->preview.hidden || f->rows < 8 || f->cols < 30)  /* see tui_compose */
 		return;
 	if (f->cols >= PREVIEW_BESIDE_COLS) {
 		/* Half of what is right of the projects, the list at least 60. */
