@@ -6,7 +6,8 @@
 #   idle       the TUI showing 100 live sessions, left alone for $IDLE_SECONDS
 #              (default 60): CPU of the TUI (itself, and with the tmux clients
 #              it ran), of the tmux server meanwhile, and the TUI's RSS.
-#              Goals: at most 0.1% of a core, at most 6 MiB.
+#              Goals: at most 0.1% of a core, at most 6 MiB.  The preview is
+#              on (below the list at 100 columns; PREVIEW=off hides it with v).
 #   callgrind  instructions from a keypress to the redraw it causes
 #              (tui_key_and_draw), averaged over $KEYS presses of Down, with
 #              10 and with 100 sessions.  Needs valgrind.
@@ -85,6 +86,7 @@ idle() {
 	sessions "$SESSIONS"
 	tm new-session -d -s tui -x 100 -y 30 env HQT_TUI_STATS="$root/stats" "$HQT" tui
 	wait_screen "s1 "
+	[ "${PREVIEW:-on}" = on ] || { tm send-keys -t tui v; wait_screen "v preview"; }
 	started=$(date +%s)
 	pid=$(tm display -p -t tui '#{pane_pid}')
 	spid=$(tm display -p '#{pid}')
@@ -119,6 +121,7 @@ idle() {
 	# HQT_TUI_STATS: what the TUI did over its whole run.
 	[ -f "$root/stats" ] && awk -v s=$(($(date +%s) - started)) '{
 		printf "  over its %d s: %d refreshes, %d of them one list-panes only; %d rows drawn\n", s, $2, $4, $6
+		if ($8 != "") printf "                %d captures of the previewed pane\n", $8
 		printf "                (the first screen alone is 30 rows)\n"
 	}' "$root/stats"
 }

@@ -578,6 +578,7 @@ dialog_help_compose(struct tui *t)
 		{ "d", "delete: stop and forget (asks first)" },
 		{ "p", "add a project" },
 		{ "/", "filter; Esc clears" },
+		{ "v", "hide or show the preview of its screen" },
 		{ "q", "quit" },
 	};
 	struct frame *f = &t->frame;

@@ -534,6 +534,11 @@ key_main(struct tui *t, int ch, bool is_key)
 	case 'x': ask(t, CONFIRM_KILL); break;
 	case 'd': ask(t, CONFIRM_DELETE); break;
 	case 'p': dialog_project_open(t); break;
+	case 'v':
+		t->preview.hidden = !t->preview.hidden;
+		tui_message(t, false, t->preview.hidden ? "preview hidden; v shows it"
+				      : "preview shown; v hides it");
+		break;
 	case '/':
 		field_set(&t->filter, t->filter_text);
 		t->mode = MODE_FILTER;
@@ -649,6 +654,8 @@ __attribute__((noinline)) void
 tui_key_and_draw(struct tui *t, int ch, bool is_key)
 {
 	handle_key(t, ch, is_key);
+	/* A new selection shows its own screen in the same redraw. */
+	tui_preview_update(t);
 	tui_compose(t);
 	frame_flush(&t->frame);
 }
@@ -662,6 +669,8 @@ tui_free(struct tui *t)
 	db_session_list_free(t->sessions);
 	free(t->status);
 	free(t->sbtext);
+	tmux_panes_free(&t->panes);
+	preview_free(&t->preview);
 	free(t->pv);
 	free(t->sv);
 	free(t->pcount);
@@ -693,6 +702,10 @@ loop(struct tui *t)
 			term_resize(t);
 			dirty = true;
 		}
+		/* No tmux call unless the selected pane printed, resized or
+		 * died, or another session was selected. */
+		if (tui_preview_update(t))
+			dirty = true;
 		if (dirty) {
 			errcap_to_message(t);
 			tui_compose(t);
@@ -757,8 +770,8 @@ write_stats(const struct tui *t)
 
 	if (path == NULL || *path == '\0' || (f = fopen(path, "ae")) == NULL)
 		return;
-	fprintf(f, "refreshes %lu quick %lu rows_drawn %lu\n", t->refreshes, t->quick_refreshes,
-		t->frame.lines_drawn);
+	fprintf(f, "refreshes %lu quick %lu rows_drawn %lu captures %lu\n", t->refreshes,
+		t->quick_refreshes, t->frame.lines_drawn, t->preview.captures);
 	fclose(f);
 }
 

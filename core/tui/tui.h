@@ -11,6 +11,8 @@
 #include "db.h"
 #include "sandbox.h"
 #include "session.h"
+#include "strv.h"
+#include "tmux.h"
 
 /* Run the TUI on the terminal (stdin/stdout).  Returns an exit code. */
 int tui_run(struct cmd_ctx *ctx);
@@ -166,6 +168,44 @@ struct project_dialog {
 	int focus;
 };
 
+/* Where the parts of the main screen go (view.c, tui_layout). */
+struct layout {
+	int lw;            /* the project list's width; its separator at x = lw */
+	int list_rows;     /* rows of both lists, from y = 2 */
+	int sx, sw;        /* the session list's first column and width */
+	bool preview;      /* the preview is shown: not hidden, and it fits */
+	bool beside;       /* right of the session list; else below both lists */
+	int py;            /* the preview's title row; its lines below it */
+	int px, pw;        /* its first column (a separator when beside) and width */
+	int ph;            /* its rows of text */
+};
+
+/* Wide enough for the preview beside the session list. */
+#define PREVIEW_BESIDE_COLS 160
+
+enum preview_what {
+	PREVIEW_NONE,   /* nothing read (no session selected, hidden) */
+	PREVIEW_LINES,  /* lines of the pane */
+	PREVIEW_GONE,   /* the session has no window: note */
+	PREVIEW_NOTE,   /* tmux failed: note */
+};
+
+/* The selected session's screen as last captured, and what tmux's pane list
+ * said of that pane then (to know when to capture again). */
+struct preview {
+	bool hidden;              /* v */
+	enum preview_what what;
+	long long id;             /* the session it is of; 0: none */
+	struct strv lines;        /* PREVIEW_LINES: plain text, untrusted */
+	char *note;               /* PREVIEW_GONE, PREVIEW_NOTE */
+	char pane[24];            /* "%7" */
+	long long activity;       /* window_activity, epoch seconds */
+	unsigned history, width, height;
+	bool dead;
+	long long captured_at;    /* epoch seconds */
+	unsigned long captures;   /* statistics */
+};
+
 struct tui {
 	struct cmd_ctx *ctx;
 	struct frame frame;
@@ -176,6 +216,9 @@ struct tui {
 	struct db_session_list *sessions;   /* every project's */
 	enum session_status *status;        /* sessions->n entries */
 	char (*sbtext)[16];                 /* sessions->n: "-", "rw/net", ... */
+	struct tmux_panes panes;            /* the last refresh's pane list */
+	bool panes_ok;                      /* it was read */
+	struct preview preview;
 
 	/* What is shown: indexes into projects / sessions, after the filter. */
 	size_t *pv, npv;
@@ -229,8 +272,18 @@ void tui_compose(struct tui *t);
 void tui_message(struct tui *t, bool error, const char *fmt, ...) HQT_PRINTF(3, 4);
 /* Rows of the session list (for paging). */
 int tui_list_rows(const struct tui *t);
+/* Where everything goes on the current frame. */
+void tui_layout(const struct tui *t, struct layout *lay);
 const char *tui_sandbox_text(const struct db_session *s, char *buf, size_t len);
 long long tui_now_ms(void);
+
+/* preview.c */
+/* Capture the selected session's pane when it changed (or the selection
+ * did) and the preview is shown.  Returns true when what it shows changed. */
+bool tui_preview_update(struct tui *t);
+/* Draw it where lay says. */
+void tui_preview_compose(struct tui *t, const struct layout *lay);
+void preview_free(struct preview *p);
 
 /* dialog.c */
 void dialog_new_open(struct tui *t);

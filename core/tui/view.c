@@ -181,8 +181,12 @@ tui_refresh(struct tui *t)
 	if (sl->n > 0 && tmux_list_panes(&t->ctx->tmux, &panes, &err) == 0) {
 		fp = panes_fingerprint(&panes, &newest);
 		have_fp = true;
-		tmux_panes_free(&panes);
 	}
+	/* Kept for the preview: when its pane last printed, without a tmux
+	 * call of its own. */
+	tmux_panes_free(&t->panes);
+	t->panes = panes;
+	t->panes_ok = have_fp || sl->n == 0;
 	free(err);
 	err = NULL;
 	if (have_fp && t->status != NULL && fp == t->panes_fp && sessions_same(t->sessions, sl) &&
@@ -424,13 +428,66 @@ tui_move(struct tui *t, long delta)
 
 /* ---- composing the main screen ---- */
 
-/* Rows: 0 title, 1 headings, 2 .. rows-3 lists, rows-2 message, rows-1 keys. */
+/*
+ * Rows: 0 title, 1 headings, 2 .. rows-3 lists, rows-2 message, rows-1 keys.
+ * The preview takes the right of the session list on a wide terminal, else
+ * the lower part of both lists (its title row a rule across), when there is
+ * room for a few lines of it and of the lists.
+ */
+void
+tui_layout(const struct tui *t, struct layout *lay)
+{
+	const struct frame *f = &t->frame;
+	int rows = f->rows - 4 > 0 ? f->rows - 4 : 0;
+
+	memset(lay, 0, sizeof *lay);
+	/* The project pane: as wide as its names, at most a third. */
+	lay->lw = 14;
+	for (size_t k = 0; t->projects != NULL && k < t->projects->n; k++) {
+		int w = text_width(t->projects->v[k].name) + 7;
+		if (w > lay->lw)
+			lay->lw = w;
+	}
+	if (lay->lw > f->cols / 3)
+		lay->lw = f->cols / 3;
+	lay->list_rows = rows;
+	lay->sx = lay->lw + 1;
+	lay->sw = f->cols - lay->sx;
+	if (t->preview.hidden || f->rows < 8 || f->cols < 30)  /* see tui_compose */
+		return;
+	if (f->cols >= PREVIEW_BESIDE_COLS) {
+		/* Half of what is right of the projects, the list at least 60. */
+		int sw = (f->cols - lay->sx) / 2;
+		if (sw < 60)
+			sw = 60;
+		if (f->cols - lay->sx - sw < 30 || rows < 3)
+			return;
+		lay->preview = lay->beside = true;
+		lay->sw = sw;
+		lay->px = lay->sx + sw;
+		lay->pw = f->cols - lay->px;
+		lay->py = 1;
+		lay->ph = rows;
+		return;
+	}
+	int pr = rows * 2 / 5;  /* the rule and the lines */
+	if (pr < 4 || rows - pr < 3)
+		return;
+	lay->preview = true;
+	lay->list_rows = rows - pr;
+	lay->py = 2 + lay->list_rows;
+	lay->px = 0;
+	lay->pw = f->cols;
+	lay->ph = pr - 1;
+}
+
 int
 tui_list_rows(const struct tui *t)
 {
-	int n = t->frame.rows - 4;
+	struct layout lay;
 
-	return n > 0 ? n : 0;
+	tui_layout(t, &lay);
+	return lay.list_rows;
 }
 
 static unsigned
@@ -484,10 +541,9 @@ compose_title(struct tui *t)
 }
 
 static void
-compose_projects(struct tui *t, int lw)
+compose_projects(struct tui *t, int lw, int rows)
 {
 	struct frame *f = &t->frame;
-	int rows = tui_list_rows(t);
 
 	frame_text(f, 1, 1, lw - 1, "PROJECTS", ST_HEADER);
 	scroll_into_view(t->pcur, &t->ptop, rows);
@@ -560,10 +616,9 @@ layout_columns(const struct tui *t, int w, int rows, struct columns *c)
 }
 
 static void
-compose_sessions(struct tui *t, int x0)
+compose_sessions(struct tui *t, int x0, int w, int rows)
 {
 	struct frame *f = &t->frame;
-	int w = f->cols - x0, rows = tui_list_rows(t);
 	const struct db_project *p = tui_selected_project(t);
 	struct columns c;
 
@@ -621,29 +676,51 @@ compose_sessions(struct tui *t, int x0)
 		x += c.model + 1;
 		frame_text(f, y, x, c.sandbox, t->sbtext[t->sv[k]], ST_NORMAL | rev);
 		x += c.sandbox + 1;
-		frame_text(f, y, x, f->cols - x, st == SESSION_NEEDS ? "needs you" : session_status_name(st),
+		frame_text(f, y, x, x0 + w - x, st == SESSION_NEEDS ? "needs you" : session_status_name(st),
 			   status_style(st) | rev);
 	}
 }
 
 struct key_hint {
 	const char *key, *what;
+	int drop;  /* when they do not all fit: the highest go first (0: kept) */
 };
+
+/* The columns the hints take, those with drop >= `drop` left out. */
+static int
+keys_width(const struct key_hint *k, size_t n, int gap, int drop)
+{
+	int w = 1, shown = 0;
+
+	for (size_t i = 0; i < n; i++) {
+		if (k[i].drop > 0 && k[i].drop >= drop)
+			continue;
+		w += text_width(k[i].key) + 1 + text_width(k[i].what);
+		shown++;
+	}
+	return shown > 0 ? w + gap * (shown - 1) : w;
+}
 
 static void
 compose_keys(struct tui *t, const struct key_hint *k, size_t n)
 {
 	struct frame *f = &t->frame;
-	int y = f->rows - 1, total = 0, gap = 2, x = 1;
+	int y = f->rows - 1, gap = 2, x = 1, drop = 1;
 
 	frame_fill(f, y, 0, f->cols, ST_NORMAL);
 	for (size_t i = 0; i < n; i++)
-		total += text_width(k[i].key) + 1 + text_width(k[i].what);
-	/* Narrow terminals: tighter gaps, then the hints that fit. */
-	if (total + gap * (int)n >= f->cols)
+		if (k[i].drop >= drop)
+			drop = k[i].drop + 1;
+	/* Narrow terminals: tighter gaps, then the hints that matter least
+	 * left out, then the ones that fit. */
+	if (keys_width(k, n, gap, drop) + gap > f->cols)
 		gap = 1;
+	while (drop > 1 && keys_width(k, n, gap, drop) > f->cols)
+		drop--;
 	for (size_t i = 0; i < n; i++) {
 		int need = text_width(k[i].key) + 1 + text_width(k[i].what);
+		if (k[i].drop > 0 && k[i].drop >= drop)
+			continue;
 		if (x + need > f->cols)
 			break;
 		x += frame_text(f, y, x, f->cols - x, k[i].key, ST_KEY);
@@ -656,29 +733,31 @@ compose_keys(struct tui *t, const struct key_hint *k, size_t n)
 static void
 compose_footer(struct tui *t)
 {
-	static const struct key_hint main_keys[] = {
-		{ "n", "new" }, { "a", "attach" }, { "r", "resume" }, { "x", "kill" },
-		{ "d", "delete" }, { "p", "project" }, { "/", "filter" }, { "?", "help" },
-		{ "q", "quit" },
+	/* v says what it would do: show the preview, or hide it. */
+	const struct key_hint main_keys[] = {
+		{ "n", "new", 0 }, { "a", "attach", 0 }, { "r", "resume", 0 }, { "x", "kill", 0 },
+		{ "d", "delete", 0 }, { "p", "project", 2 }, { "/", "filter", 1 },
+		{ "v", t->preview.hidden ? "preview" : "hide preview", 0 }, { "?", "help", 0 },
+		{ "q", "quit", 0 },
 	};
 	static const struct key_hint filter_keys[] = {
-		{ "type", "to filter" }, { "Enter", "keep" }, { "Esc", "clear" },
+		{ "type", "to filter", 0 }, { "Enter", "keep", 0 }, { "Esc", "clear", 0 },
 	};
 	static const struct key_hint dialog_keys[] = {
-		{ "Tab/S-Tab", "move" }, { "Space", "toggle" }, { "Enter", "confirm" },
-		{ "Esc", "cancel" },
+		{ "Tab/S-Tab", "move", 0 }, { "Space", "toggle", 0 }, { "Enter", "confirm", 0 },
+		{ "Esc", "cancel", 0 },
 	};
 	static const struct key_hint confirm_keys[] = {
-		{ "y", "delete" }, { "n/Esc", "keep" },
+		{ "y", "delete", 0 }, { "n/Esc", "keep", 0 },
 	};
 	static const struct key_hint kill_keys[] = {
-		{ "y", "kill" }, { "n/Esc", "keep" },
+		{ "y", "kill", 0 }, { "n/Esc", "keep", 0 },
 	};
 	static const struct key_hint stopped_keys[] = {
-		{ "r", "resume" }, { "a", "attach" }, { "Esc", "cancel" },
+		{ "r", "resume", 0 }, { "a", "attach", 0 }, { "Esc", "cancel", 0 },
 	};
 	static const struct key_hint help_keys[] = {
-		{ "any key", "close" },
+		{ "any key", "close", 0 },
 	};
 	struct frame *f = &t->frame;
 
@@ -723,21 +802,15 @@ tui_compose(struct tui *t)
 				"hqt: the terminal is too small (30x8 at least); q quits", ST_ERROR);
 		return;
 	}
-	/* The project pane: as wide as its names, at most a third. */
-	int lw = 14;
-	for (size_t k = 0; t->projects != NULL && k < t->projects->n; k++) {
-		int w = text_width(t->projects->v[k].name) + 7;
-		if (w > lw)
-			lw = w;
-	}
-	if (lw > f->cols / 3)
-		lw = f->cols / 3;
+	struct layout lay;
 
+	tui_layout(t, &lay);
 	compose_title(t);
-	compose_projects(t, lw);
-	for (int y = 1; y < f->rows - 2; y++)
-		frame_putwc(f, y, lw, boxc.vsep, ST_DIM);
-	compose_sessions(t, lw + 1);
+	compose_projects(t, lay.lw, lay.list_rows);
+	for (int y = 1; y < 2 + lay.list_rows; y++)
+		frame_putwc(f, y, lay.lw, boxc.vsep, ST_DIM);
+	compose_sessions(t, lay.sx, lay.sw, lay.list_rows);
+	tui_preview_compose(t, &lay);
 	compose_footer(t);
 	if (t->mode == MODE_FILTER) {
 		/* The filter is typed into the message line. */

@@ -67,6 +67,10 @@ fake_loop() {
 				msg=${msg%\"}
 				printf '%s\n' "${msg:-$FAKE_NAME crashed}" >&2
 				exit 1 ;;
+			print*)
+				# printf's %b: a test can print escape sequences.
+				msg=${want#print}
+				printf '%b\n' "${msg# }" ;;
 			*) echo "$FAKE_NAME: unknown control '$want'" ;;
 			esac
 		fi

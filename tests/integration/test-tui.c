@@ -546,6 +546,150 @@ Test(tui, warnings_go_to_the_message_line_not_the_screen)
 	free(ini);
 }
 
+/* ---- the preview of the selected session's pane ---- */
+
+/* The screen row (from 0) holding needle, or -1. */
+static int
+row_of(const char *scr, const char *needle)
+{
+	const char *p = strstr(scr, needle);
+	int row = 0;
+
+	if (p == NULL)
+		return -1;
+	for (const char *q = scr; q < p; q++)
+		if (*q == '\n')
+			row++;
+	return row;
+}
+
+/* A narrow terminal: below the lists; it follows what the harness prints,
+ * v hides it (and reads nothing meanwhile), v shows it again, read afresh. */
+Test(tui, preview_follows_the_selected_pane_below_the_list)
+{
+	char *scr, *row;
+
+	add_project("web", web);
+	new_session("web", "claude", "looker", NULL);
+	tui_start(100, 30);
+	wait_screen("for shortcuts");  /* the fake claude's input box */
+	control(web, "print first-marker-line");
+	wait_screen("first-marker-line");
+	/* Kept up to date: a later line appears without a key. */
+	control(web, "print second-marker-line");
+	wait_screen("second-marker-line");
+	scr = screen();
+	cr_assert_not_null(strstr(scr, "first-marker-line"), "%s", scr);
+	/* Below the list, across the whole width: its title is a rule of its
+	 * own under the session rows, and the lines start at the left. */
+	int title = row_of(scr, "PREVIEW 1");
+	cr_assert_gt(title, row_of(scr, "looker"), "%s", scr);
+	cr_assert_lt(title, row_of(scr, "first-marker-line"), "%s", scr);
+	cr_assert_not_null(row = line_with(scr, "PREVIEW 1"));
+	cr_assert_null(strstr(row, "NICKNAME"), "%s", row);
+	free(row);
+	cr_assert_not_null(row = line_with(scr, "second-marker-line"));
+	cr_assert(strncmp(row, "  second-marker-line", 20) == 0, "at the left: '%s'", row);
+	free(row);
+	cr_assert_not_null(row = line_with(scr, "q quit"));
+	cr_assert_not_null(strstr(row, "v hide preview"), "footer: %s", row);
+	free(row);
+	free(scr);
+
+	/* v hides it: the session list gets the rows back. */
+	KEYS1("v");
+	wait_screen_gone("second-marker-line");
+	wait_screen("v preview");
+	scr = screen();
+	cr_assert_null(strstr(scr, "PREVIEW"), "%s", scr);
+	free(scr);
+	control(web, "print third-marker-line");
+	sleep(2);
+	wait_screen_gone("third-marker-line");
+	KEYS1("v");
+	wait_screen("third-marker-line");
+	wait_screen("v hide preview");
+
+	/* An exited session shows its last screen; a gone window says so. */
+	control(web, "exit 3");
+	wait_screen("claude: exiting with status 3");
+	wait_row("looker", "exited");
+	wait_screen("PREVIEW 1 exited");
+	struct run r;
+	run_tmux(&r, &te, "kill-window", "-t", "hqt:hqt-1", NULL);
+	run_free(&r);
+	wait_screen("session 1 has no window; r brings it back");
+	wait_screen_gone("claude: exiting with status 3");
+}
+
+/* Wide: beside the session list, sharing its rows; it shows the session
+ * selected, and follows the selection. */
+Test(tui, preview_sits_beside_the_list_on_a_wide_terminal)
+{
+	char *scr, *row;
+
+	add_project("web", web);
+	new_session("web", "claude", "one", NULL);
+	new_session("web", "codex", "two", NULL);
+	tui_start(170, 40);
+	wait_screen("for shortcuts");
+	scr = screen();
+	cr_assert_not_null(row = line_with(scr, "PREVIEW 1"), "%s", scr);
+	cr_assert_not_null(strstr(row, "NICKNAME"), "on the headings' row: %s", row);
+	free(row);
+	cr_assert_not_null(row = line_with(scr, "for shortcuts"));
+	cr_assert(strstr(row, "for shortcuts") - row > 60, "right of the list: '%s'", row);
+	free(row);
+	free(scr);
+	KEYS1("j");
+	wait_screen("PREVIEW 2");
+	wait_screen("Ask Codex to do anything");  /* the fake codex's input box */
+	wait_screen_gone("for shortcuts");
+	KEYS1("k");
+	wait_screen("PREVIEW 1");
+	wait_screen("for shortcuts");
+}
+
+/* What the harness prints is its own: escape sequences must not reach the
+ * TUI's terminal (tmux interprets them in the session's pane; the
+ * capture is plain text; what is left is drawn escaped). */
+Test(tui, preview_lets_no_escape_sequence_through)
+{
+	char *scr, *title;
+	struct run r;
+
+	add_project("web", web);
+	new_session("web", "claude", "looker", NULL);
+	tui_start(100, 30);
+	wait_screen("for shortcuts");
+	/* A title (OSC 2), the clipboard (OSC 52), a full clear, a bell. */
+	control(web, "print before-\\033]2;pwned-title\\a-mid-\\033]52;c;cHduZWQ=\\a"
+		     "-\\033[2J-after\\a");
+	wait_screen("-after");
+	/* The harness's own pane did get them: its title is set. */
+	title = tmux_display("hqt:hqt-1", "#{pane_title}");
+	cr_assert_str_eq(title, "pwned-title");
+	free(title);
+	/* Not the TUI's: its title is untouched, its screen not cleared. */
+	title = tmux_display("tui", "#{pane_title}");
+	cr_assert_str_neq(title, "pwned-title");
+	free(title);
+	scr = screen();
+	cr_assert(strncmp(scr, " hqt  1 project", 15) == 0, "the title row is intact: %s", scr);
+	cr_assert_not_null(strstr(scr, "PROJECTS"), "%s", scr);
+	cr_assert_null(strstr(scr, "pwned"), "%s", scr);
+	cr_assert_null(strstr(scr, "cHduZWQ"), "%s", scr);
+	free(scr);
+	/* With -e, the TUI's pane holds only the styles curses drew. */
+	run_tmux(&r, &te, "capture-pane", "-p", "-e", "-t", "tui", NULL);
+	cr_assert_null(strstr(r.out, "]52;"), "%s", r.out);
+	cr_assert_null(strstr(r.out, "]2;"), "%s", r.out);
+	run_free(&r);
+	run_tmux(&r, &te, "list-buffers", NULL);
+	cr_assert(r.out == NULL || strstr(r.out, "pwned") == NULL, "%s", r.out);
+	run_free(&r);
+}
+
 /* ---- the new-session dialog ---- */
 
 /* The first sandboxed session asks, once; n goes back to the dialog and
