@@ -825,11 +825,11 @@ Test(sessions, resume_all_after_tmux_kill_server)
 	ids[2] = run_new(&te, "p", "kiro", NULL);
 	ids[3] = run_new(&te, "p", "gen", NULL);
 	set_control("working");
-	for (long long end = now_ms() + 3000; rollouts(NULL, NULL) < 1;) {
+	/* Found, and whole: the fake may still be writing its first line. */
+	for (long long end = now_ms() + 3000; rollouts(&main_id, NULL) < 1 || main_id == NULL;) {
 		cr_assert(now_ms() < end, "no rollout");
 		sleep_ms(50);
 	}
-	rollouts(&main_id, NULL);
 	for (size_t i = 0; i < 3; i++) {
 		sids[i] = field(ids[i], "harness_session_id");
 		cr_assert_not_null(sids[i], "session %ld has no conversation id", ids[i]);

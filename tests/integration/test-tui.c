@@ -1083,6 +1083,22 @@ Test(tui, opens_on_the_project_that_needs_the_user)
 	new_session("api", "claude", "busy", NULL);
 	new_session("web", "claude", "asking", NULL);
 	control(web, "waiting");
+	/* The TUI picks its first view from its first status read: let the
+	 * fake draw its prompt before it starts (a loaded machine is slow). */
+	for (long long end = now_ms() + 5000;;) {
+		json_t *l = hqt_json("list", "--json", NULL), *v;
+		size_t i;
+		bool needs = false;
+		json_array_foreach(l, i, v)
+			if (json_is_string(json_object_get(v, "attention")) &&
+			    strcmp(json_string_value(json_object_get(v, "attention")), "needs_input") == 0)
+				needs = true;
+		json_decref(l);
+		if (needs)
+			break;
+		cr_assert(now_ms() < end, "the fake never asked");
+		sleep_ms(50);
+	}
 	tui_start(100, 30);
 	wait_row("asking", "needs");
 	char *scr = screen(), *row = line_with(scr, "asking");
