@@ -768,10 +768,10 @@ git_pointer(const char *file, const char *prefix, const char *base)
  * writable ref directory (that would be every branch's): its commits fail.
  */
 static void
-plan_git_worktree(struct plan *pl, const char *gd, const char *common)
+plan_git_worktree(struct plan *pl, const char *gd, const char *common, const char *branch)
 {
-	char *wts = path_join(common, "worktrees"), *parent = path_dirname(gd), *hf;
-	char *head, *line, *ref = NULL;
+	char *wts = path_join(common, "worktrees"), *parent = path_dirname(gd);
+	char *ref = NULL;
 	bool ours = strcmp(parent, wts) == 0 && !path_under(common, pl->home) &&
 		    !path_under(pl->home, common);
 
@@ -779,13 +779,10 @@ plan_git_worktree(struct plan *pl, const char *gd, const char *common)
 	free(parent);
 	if (!ours)
 		return;
-	hf = path_join(gd, "HEAD");
-	head = read_file(hf, 4096, NULL);
-	free(hf);
-	line = head != NULL ? trim(head) : NULL;
-	if (line != NULL && strncmp(line, "ref: refs/heads/", 16) == 0 && rel_safe(line + 5))
-		ref = xstrdup(line + 5);
-	free(head);
+	/* The branch hqt made, from the row: HEAD in the admin dir is the
+	 * session's to write, and could name someone else's branch. */
+	if (branch != NULL && strncmp(branch, "-", 1) != 0 && rel_safe(branch))
+		ref = xasprintf("refs/heads/%s", branch);
 
 	push_unique(&pl->git_rw, gd);
 	push_unique_f(&pl->git_rw, "%s/objects", common);
@@ -836,7 +833,7 @@ plan_git_worktree(struct plan *pl, const char *gd, const char *common)
 }
 
 static void
-plan_git(struct plan *pl, bool fs_rw, bool worktree, const char *home)
+plan_git(struct plan *pl, bool fs_rw, bool worktree, const char *branch, const char *home)
 {
 	char *dotgit = path_join(pl->project, ".git");
 	struct stat st;
@@ -899,7 +896,7 @@ plan_git(struct plan *pl, bool fs_rw, bool worktree, const char *home)
 				if (top != gd && !path_under(gd, top))
 					push_unique(&pl->ro_top, gd);
 				if (fs_rw && worktree && common != NULL)
-					plan_git_worktree(pl, gd, common);
+					plan_git_worktree(pl, gd, common, branch);
 			}
 			free(common);
 			free(cf);
@@ -1206,7 +1203,7 @@ plan_build(const struct sandbox_input *in, struct plan *pl, char **err)
 	qsort(pl->mnts, pl->nmnts, sizeof *pl->mnts, mnt_cmp);
 
 	/* Read-only on top: the git directory, then every harness's project files. */
-	plan_git(pl, pol->fs_rw, pol->git_worktree, in->home);
+	plan_git(pl, pol->fs_rw, pol->git_worktree, in->git_branch, in->home);
 	if (pl->refused != NULL) {
 		set_err(err, "%s", pl->refused);
 		goto fail;

@@ -103,6 +103,8 @@ struct sandbox_input {
 	const char *exe;        /* argv[0] as found on the host PATH (sandbox_find_exe),
 				 * symlinks unresolved; NULL: nothing to bind */
 	char *const *host_env;  /* the environment the allowlist is drawn from */
+	const char *git_branch; /* policy git_worktree: the session's branch (as stored,
+				 * never as its worktree's HEAD says, which it can write) */
 	/* Filled by sandbox_command/sandbox_exec from the probe: */
 	const char *bwrap;      /* absolute path of bwrap */
 	unsigned features;      /* SANDBOX_F_* */

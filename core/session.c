@@ -280,6 +280,7 @@ plan(struct cmd_ctx *ctx, const struct db_session *s, bool resume, char *const *
 	p->in.private_home = p->private_home;
 	p->in.exe = p->exe;
 	p->in.host_env = host_env;
+	p->in.git_branch = s->branch;
 	return 0;
 fail:
 	plan_free(p);
