@@ -662,6 +662,11 @@ Test(tui, preview_lets_no_escape_sequence_through)
 	new_session("web", "claude", "looker", NULL);
 	tui_start(100, 30);
 	wait_screen("for shortcuts");
+	/* A user's `set-clipboard on` (the independence pass) lets the
+	 * harness's own, unsandboxed pane set a buffer: tmux's doing, not the
+	 * TUI's, which is what is tested here. */
+	run_tmux(&r, &te, "set-option", "-s", "set-clipboard", "external", NULL);
+	run_free(&r);
 	/* A title (OSC 2), the clipboard (OSC 52), a full clear, a bell. */
 	control(web, "print before-\\033]2;pwned-title\\a-mid-\\033]52;c;cHduZWQ=\\a"
 		     "-\\033[2J-after\\a");

@@ -198,6 +198,12 @@ tenv_init(struct tenv *te, const char *ini_extra)
 	path = fmt("%s/.local/share/hqt/consent", te->home);
 	write_file(path, "skip-permissions-in-sandbox accepted 0\n", 0600);
 	free(path);
+	/* The system's directories only: a harness a user installed early on
+	 * PATH is not this test's (hqt doctor runs what it finds with
+	 * --version); one in /usr/bin may still be found, and must not update
+	 * itself from a test. */
+	tenv_put(te, "PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+	tenv_put(te, "DISABLE_AUTOUPDATER", "1");
 	char *v = fmt("HOME=%s", te->home);
 	tenv_set(te, v);
 	free(v);
