@@ -10,6 +10,11 @@ src=${HQT_SOURCE_DIR:?run through ctest}
 work=$(mktemp -d /tmp/hqt-deb-XXXXXX)
 trap 'rm -rf "$work"' EXIT
 fail() { echo "deb-test: $*" >&2; exit 1; }
+# The system's PATH only: doctor runs the harnesses it finds with --version,
+# and one a user put early on PATH is not this test's to run.
+PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+DISABLE_AUTOUPDATER=1
+export PATH DISABLE_AUTOUPDATER
 
 cmake -S "$src" -B "$work/build" -DCMAKE_INSTALL_PREFIX=/usr -DHQT_TESTS=OFF >/dev/null
 cmake --build "$work/build" -j 2 >/dev/null
