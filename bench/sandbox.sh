@@ -122,6 +122,8 @@ echo "  tmux $(tmux -V | cut -d' ' -f2), $(bwrap --version), $(nproc) cpus, $RUN
 echo
 
 "$HQT" project add bench "$root/project" >/dev/null
+# The one consent to skipped prompts a first sandboxed start asks for.
+"$HQT" consent >/dev/null
 # The first start creates the private home the argv binds; then the argv.
 "$HQT" new bench sleeper --sandbox >/dev/null
 line=$("$HQT" new bench sleeper --sandbox --dry-run)
