@@ -815,18 +815,16 @@ open_window(struct cmd_ctx *ctx, long long id, const char *cwd, bool resume, enu
 
 	session_window_name(id, name, sizeof name);
 	launcher_argv(ctx, id, resume, r->dir, &argv);
+	/* Its label in the same tmux call as the window: one tmux process
+	 * per start (bench/README.md). */
 	if (how == OPEN_RESPAWN)
-		rc = tmux_respawn_window(&ctx->tmux, name, cwd, strv_v(&argv), NULL, &w, err);
-	else if (how == OPEN_REPLACE)
-		rc = tmux_new_window_replace(&ctx->tmux, name, cwd, strv_v(&argv), NULL, &w, err);
+		rc = tmux_respawn_labeled(&ctx->tmux, name, cwd, strv_v(&argv), NULL, label, &w, err);
 	else
-		rc = tmux_new_window(&ctx->tmux, name, cwd, strv_v(&argv), NULL, &w, err);
+		rc = tmux_open_window(&ctx->tmux, name, cwd, strv_v(&argv), NULL,
+				      how == OPEN_REPLACE, label, &w, err);
 	strv_clear(&argv);
-	if (rc == 0) {
+	if (rc == 0)
 		r->pid = w.pid;
-		/* Cosmetic: a window without its label still works. */
-		tmux_label_window(&ctx->tmux, w.window_id, label, NULL);
-	}
 	return rc;
 }
 

@@ -658,6 +658,39 @@ push_spawn_args(struct strv *a, const char *cwd, char *const argv[], char *const
 	return 0;
 }
 
+/* What a labelled window shows in the status line (tmux_open_window). */
+#define LABEL_FORMAT "#I:#W #{@hqt}#{?window_flags,#{window_flags}, }"
+
+/* "; set-option -w -t TARGET @hqt LABEL" and the status formats that show
+ * it: chained after the command that makes the window (one tmux call). */
+static void
+push_label(struct strv *a, const char *target, const char *label)
+{
+	static const char *const opts[] = { "window-status-format", "window-status-current-format" };
+	/* The label is the user's text (a nickname): no control characters,
+	 * and '#' doubled, as the status line expands styles (#[...]) in it. */
+	char *shown = text_escape(label, 64), *escaped = tmux_format_escape(shown);
+
+	tmux_argv_sep(a);
+	strv_push(a, "set-option");
+	strv_push(a, "-w");
+	strv_push(a, "-t");
+	strv_push(a, target);
+	strv_push(a, "@hqt");
+	tmux_argv_word(a, escaped);
+	for (size_t i = 0; i < ARRAY_SIZE(opts); i++) {
+		tmux_argv_sep(a);
+		strv_push(a, "set-option");
+		strv_push(a, "-w");
+		strv_push(a, "-t");
+		strv_push(a, target);
+		strv_push(a, opts[i]);
+		strv_push(a, LABEL_FORMAT);
+	}
+	free(escaped);
+	free(shown);
+}
+
 static void
 push_window_options(struct strv *a, const char *target)
 {
@@ -770,7 +803,7 @@ push_replace_guard(struct strv *a, const struct tmux *t, const char *name)
 
 static int
 new_window(const struct tmux *t, const char *name, const char *cwd, char *const argv[],
-	   char *const env[], bool replace, struct tmux_window *out, char **err)
+	   char *const env[], bool replace, const char *label, struct tmux_window *out, char **err)
 {
 	struct strv a = STRV_INIT, envp = STRV_INIT;
 	struct spawn_result r;
@@ -807,6 +840,8 @@ new_window(const struct tmux *t, const char *name, const char *cwd, char *const 
 	if (push_spawn_args(&a, cwd, argv, env, err) != 0)
 		goto out;
 	push_window_options(&a, end);
+	if (label != NULL)
+		push_label(&a, end, label);
 	push_display(&a, end);
 	if (check_size(&a, err) != 0 || window_client_env(t, &a, env, &envp, err) != 0)
 		goto out;
@@ -871,7 +906,7 @@ int
 tmux_new_window(const struct tmux *t, const char *name, const char *cwd,
 		char *const argv[], char *const env[], struct tmux_window *out, char **err)
 {
-	return new_window(t, name, cwd, argv, env, false, out, err);
+	return new_window(t, name, cwd, argv, env, false, NULL, out, err);
 }
 
 int
@@ -879,12 +914,40 @@ tmux_new_window_replace(const struct tmux *t, const char *name, const char *cwd,
 			char *const argv[], char *const env[], struct tmux_window *out,
 			char **err)
 {
-	return new_window(t, name, cwd, argv, env, true, out, err);
+	return new_window(t, name, cwd, argv, env, true, NULL, out, err);
 }
+
+int
+tmux_open_window(const struct tmux *t, const char *name, const char *cwd, char *const argv[],
+		 char *const env[], bool replace, const char *label, struct tmux_window *out,
+		 char **err)
+{
+	return new_window(t, name, cwd, argv, env, replace, label, out, err);
+}
+
+static int respawn_window(const struct tmux *t, const char *window, const char *cwd,
+			  char *const argv[], char *const env[], const char *label,
+			  struct tmux_window *out, char **err);
 
 int
 tmux_respawn_window(const struct tmux *t, const char *window, const char *cwd,
 		    char *const argv[], char *const env[], struct tmux_window *out, char **err)
+{
+	return respawn_window(t, window, cwd, argv, env, NULL, out, err);
+}
+
+int
+tmux_respawn_labeled(const struct tmux *t, const char *window, const char *cwd,
+		     char *const argv[], char *const env[], const char *label,
+		     struct tmux_window *out, char **err)
+{
+	return respawn_window(t, window, cwd, argv, env, label, out, err);
+}
+
+static int
+respawn_window(const struct tmux *t, const char *window, const char *cwd,
+	       char *const argv[], char *const env[], const char *label,
+	       struct tmux_window *out, char **err)
 {
 	struct strv a = STRV_INIT, envp = STRV_INIT;
 	struct spawn_result r;
@@ -902,6 +965,8 @@ tmux_respawn_window(const struct tmux *t, const char *window, const char *cwd,
 	if (push_spawn_args(&a, cwd, argv, env, err) != 0)
 		goto out;
 	push_window_options(&a, target);
+	if (label != NULL)
+		push_label(&a, target, label);
 	push_display(&a, target);
 	if (check_size(&a, err) != 0 || window_client_env(t, &a, env, &envp, err) != 0)
 		goto out;
@@ -1729,48 +1794,6 @@ tmux_capture(const struct tmux *t, const char *pane, unsigned history, char **te
 }
 
 /* ---- what the user sees of hqt's windows ---- */
-
-/* What a window shows in the status line: its name (the lookup key, kept)
- * and the label; tmux's own default otherwise. */
-#define LABEL_FORMAT "#I:#W #{@hqt}#{?window_flags,#{window_flags}, }"
-
-int
-tmux_label_window(const struct tmux *t, const char *window, const char *label, char **err)
-{
-	static const char *const opts[] = { "window-status-format", "window-status-current-format" };
-	struct strv a = STRV_INIT;
-	char *target, *shown, *escaped;
-	int rc;
-
-	if ((target = window_target(t, window, err)) == NULL)
-		return -1;
-	/* The label is the user's text (a nickname): no control characters,
-	 * and '#' doubled, as the status line expands styles (#[...]) in it. */
-	shown = text_escape(label, 64);
-	escaped = tmux_format_escape(shown);
-	tmux_argv_init(t, &a);
-	strv_push(&a, "set-option");
-	strv_push(&a, "-w");
-	strv_push(&a, "-t");
-	strv_push(&a, target);
-	strv_push(&a, "@hqt");
-	tmux_argv_word(&a, escaped);
-	for (size_t i = 0; i < ARRAY_SIZE(opts); i++) {
-		tmux_argv_sep(&a);
-		strv_push(&a, "set-option");
-		strv_push(&a, "-w");
-		strv_push(&a, "-t");
-		strv_push(&a, target);
-		strv_push(&a, opts[i]);
-		strv_push(&a, LABEL_FORMAT);
-	}
-	rc = tmux_run(t, &a, NULL, err);
-	strv_clear(&a);
-	free(escaped);
-	free(shown);
-	free(target);
-	return rc;
-}
 
 int
 tmux_display(const struct tmux *t, const char *target, const char *format, char **out,

@@ -171,6 +171,20 @@ int tmux_respawn_window(const struct tmux *t, const char *window, const char *cw
 			char **err);
 
 /* Kill a window.  A window (or server) already gone is success. */
+/*
+ * tmux_new_window (replace: _replace) or tmux_respawn_window, with the
+ * window's label (a nickname, or project/harness) shown beside its name in
+ * the status line, set in the same tmux call: the window option @hqt holds
+ * it (escaped: control characters, '#'), and the window's own
+ * window-status-format and window-status-current-format show "INDEX:NAME
+ * LABEL".  The name stays "hqt-N": every lookup goes by it.
+ */
+int tmux_open_window(const struct tmux *t, const char *name, const char *cwd, char *const argv[],
+		     char *const env[], bool replace, const char *label, struct tmux_window *out,
+		     char **err);
+int tmux_respawn_labeled(const struct tmux *t, const char *window, const char *cwd,
+			 char *const argv[], char *const env[], const char *label,
+			 struct tmux_window *out, char **err);
 int tmux_kill_window(const struct tmux *t, const char *window, char **err);
 
 /* resize-window -x -y (the window stops following client sizes). */
@@ -253,14 +267,6 @@ int tmux_status(const struct tmux *t, char *const windows[], size_t n, struct tm
 
 /* ---- what the user sees of hqt's windows ---- */
 
-/*
- * Show `label` (a nickname, or project/harness) beside the window's name
- * in the status line: the window option @hqt holds it, and the window's own
- * window-status-format and window-status-current-format show
- * "INDEX:NAME LABEL". The name stays "hqt-N": every lookup goes by it.
- * The label is escaped (control characters, '#').  One tmux call.
- */
-int tmux_label_window(const struct tmux *t, const char *window, const char *label, char **err);
 /* `display-message -p [-t target] FORMAT`: the first line in *out (caller frees). */
 int tmux_display(const struct tmux *t, const char *target, const char *format, char **out,
 		 char **err);

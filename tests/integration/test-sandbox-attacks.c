@@ -279,7 +279,7 @@ static char *
 results_in(const char *dir, const char *harness, long id, char **where)
 {
 	char *name = fmt("attack-%s.out", harness), *path = fmt("%s/%s", dir, name);
-	long long end = now_ms() + 10000;
+	long long end = now_ms() + 30000;
 
 	for (;;) {
 		char *text = slurp(path);
@@ -305,7 +305,7 @@ results_in(const char *dir, const char *harness, long id, char **where)
 			struct run r;
 			char *target = fmt("=hqt:hqt-%ld", id);
 			run_tmux(&r, &te, "capture-pane", "-p", "-J", "-t", target, NULL);
-			cr_assert_fail("session %ld: no DONE in %s after 10 s\n--- file:\n%s\n--- pane:\n%s",
+			cr_assert_fail("session %ld: no DONE in %s after 30 s\n--- file:\n%s\n--- pane:\n%s",
 				       id, path, text ? text : "(missing)", r.out);
 		}
 		free(text);
@@ -781,7 +781,7 @@ host_diff(const char *harness, const char *instructions)
 	char *out = results_in(proj, harness, id, &where);
 	cr_expect(count_marked(marker) > 0, "control: the payload's process is not seen");
 	kill_session(id);
-	cr_expect(wait_for(none_marked, marker, 5000), "the session outlived its kill");
+	cr_expect(wait_for(none_marked, marker, 10000), "the session outlived its kill");
 	sleep_ms(200);
 
 	/* control: the walk ran and wrote where a session may (its project) */
@@ -860,7 +860,7 @@ host_diff(const char *harness, const char *instructions)
 	long id2 = run_new(&te, "q", harness, "--sandbox", "--fs", "rw", NULL);
 	char *out2 = results_in(proj2, harness, id2, NULL);
 	kill_session(id2);
-	cr_expect(wait_for(none_marked, marker, 5000), "the second session outlived its kill");
+	cr_expect(wait_for(none_marked, marker, 10000), "the second session outlived its kill");
 	cr_log_info("second session:\n%.3000s", out2);
 	char *seen = lines_with(out2, "seen ");
 	cr_expect_str_empty(seen, "the second project's session found the first one's plants:\n%s", seen);
@@ -1104,7 +1104,7 @@ Test(attacks, git_plants_never_run_on_the_host)
 	for (size_t i = 0; i < 5; i++)
 		kill_session(ids[i]);
 	char *marker = fmt("hqt-attack-%s", tok);
-	cr_expect(wait_for(none_marked, marker, 5000), "sessions outlived their kill");
+	cr_expect(wait_for(none_marked, marker, 10000), "sessions outlived their kill");
 	/* Where the session worked on g1 (its own worktree, maybe), too. */
 	char *g1work = strndup(wheres[0], (size_t)(strrchr(wheres[0], '/') - wheres[0]));
 	host_git_all(base, strcmp(g1work, dirs[0]) != 0 ? g1work : NULL);
@@ -1194,7 +1194,7 @@ Test(attacks, ptrace_and_outliving)
 	cr_assert_geq(before, 2, "control: %d marked processes before the kill", before);
 
 	kill_session(id);
-	cr_expect(wait_for(none_marked, marker, 5000), "%d process(es) of the sandbox outlived hqt kill",
+	cr_expect(wait_for(none_marked, marker, 10000), "%d process(es) of the sandbox outlived hqt kill",
 		  count_marked(marker));
 	free(k);
 	free(v);
