@@ -42,8 +42,8 @@ const struct cmd_entry cmd_new_entry = {
 		"it (registered as hqt project add would, with a line on stderr saying so).\n"
 		"A sandbox that cannot be had is an error: nothing is written or started.\n"
 		"Without --worktree/--no-worktree, [sessions] worktree decides (default ask:\n"
-		"a sandboxed writable session in a git project gets a worktree, so that it can\n"
-		"commit on its branch while the project's own .git stays read-only).\n"
+		"a sandboxed writable session in a git project gets a worktree: a checkout of\n"
+		"its own, its git read-only; you review and commit its changes outside).\n"
 		"Sandboxed sessions run with the harness's permission prompts skipped.\n",
 	.exec = cmd_new_exec,
 };

@@ -37,7 +37,6 @@ sandbox_policy_init(struct sandbox_policy *p)
 	p->fs_rw = true;
 	p->net = true;
 	p->allow_ptrace = false;
-	p->git_worktree = false;
 	p->binds = NULL;
 	p->nbinds = 0;
 	strv_init(&p->env_names);
@@ -120,8 +119,6 @@ sandbox_policy_to_json(const struct sandbox_policy *p, char **err)
 	json_object_set_new(o, "net", json_boolean(p->net));
 	if (p->allow_ptrace)
 		json_object_set_new(o, "ptrace", json_true());
-	if (p->git_worktree)
-		json_object_set_new(o, "worktree", json_true());
 	for (size_t i = 0; i < p->nbinds; i++) {
 		json_t *path = json_string(p->binds[i].path);
 		unsigned f = p->binds[i].flags;
@@ -217,12 +214,6 @@ sandbox_policy_from_json(struct sandbox_policy *p, const char *text, size_t len,
 		goto fail;
 	}
 	np.allow_ptrace = v != NULL && json_is_true(v);
-	v = json_object_get(root, "worktree");
-	if (v != NULL && !json_is_boolean(v)) {
-		set_err(err, "sandbox policy: \"worktree\" must be true or false");
-		goto fail;
-	}
-	np.git_worktree = v != NULL && json_is_true(v);
 
 	v = json_object_get(root, "binds");
 	if (v != NULL && !json_is_null(v)) {
@@ -497,8 +488,6 @@ struct plan {
 	size_t nmnts;
 	struct strv pins;        /* directories bound onto themselves, see pin_parents */
 	struct strv ro_top;      /* re-bound read-only on top, in order */
-	struct strv git_rw;      /* then writable: what a commit on the session's branch needs */
-	struct strv git_ro;      /* then read-only again, inside those */
 	struct strv mk_dirs;     /* created by prepare: empty hooks dirs, PROTECT dirs */
 	struct strv mk_files;    /* created by prepare: PROTECT files */
 	struct strv link_at, link_to;  /* every symlink met on the way to a path */
@@ -526,8 +515,6 @@ plan_free(struct plan *pl)
 	free(pl->mnts);
 	strv_clear(&pl->pins);
 	strv_clear(&pl->ro_top);
-	strv_clear(&pl->git_rw);
-	strv_clear(&pl->git_ro);
 	strv_clear(&pl->mk_dirs);
 	strv_clear(&pl->mk_files);
 	strv_clear(&pl->link_at);
@@ -648,8 +635,7 @@ push_unique_f(struct strv *sv, const char *fmt, ...)
 	char *s;
 
 	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0)
-		abort();
+	s = xvasprintf(fmt, ap);
 	va_end(ap);
 	push_unique(sv, s);
 	free(s);
@@ -756,84 +742,8 @@ git_pointer(const char *file, const char *prefix, const char *base)
 	return out;
 }
 
-/*
- * The session's own worktree (policy git_worktree): its admin directory
- * (worktrees/<name>: index, HEAD, its logs), the objects, and the directory
- * of its branch's ref and reflog writable, so it can commit on its branch;
- * inside those, what git reads as configuration or as the place of git
- * directories read-only again (objects/info with its alternates, the admin
- * directory's commondir, gitdir and config.worktree).  Everything else of
- * the repository stays read-only: config, hooks, info, other worktrees,
- * other branches.  A branch whose ref sits directly in refs/heads gets no
- * writable ref directory (that would be every branch's): its commits fail.
- */
 static void
-plan_git_worktree(struct plan *pl, const char *gd, const char *common, const char *branch)
-{
-	char *wts = path_join(common, "worktrees"), *parent = path_dirname(gd);
-	char *ref = NULL;
-	bool ours = strcmp(parent, wts) == 0 && !path_under(common, pl->home) &&
-		    !path_under(pl->home, common);
-
-	free(wts);
-	free(parent);
-	if (!ours)
-		return;
-	/* The branch hqt made, from the row: HEAD in the admin dir is the
-	 * session's to write, and could name someone else's branch. */
-	if (branch != NULL && strncmp(branch, "-", 1) != 0 && rel_safe(branch))
-		ref = xasprintf("refs/heads/%s", branch);
-
-	push_unique(&pl->git_rw, gd);
-	push_unique_f(&pl->git_rw, "%s/objects", common);
-	if (ref != NULL && strchr(ref + strlen("refs/heads/"), '/') != NULL) {
-		char *dir = path_dirname(ref);
-		char *refs = path_join(common, dir), *logs = xasprintf("%s/logs/%s", common, dir);
-
-		if (access(refs, F_OK) == 0) {
-			push_unique(&pl->git_rw, refs);
-			/* Missing reflog directories, parents first (git makes
-			 * them itself on its first commit, where it could). */
-			for (char *c = logs + strlen(common) + 1; ; c++) {
-				if (*c == '/' || *c == '\0') {
-					char keep = *c;
-					*c = '\0';
-					if (access(logs, F_OK) != 0)
-						push_unique(&pl->mk_dirs, logs);
-					*c = keep;
-				}
-				if (*c == '\0')
-					break;
-			}
-			push_unique(&pl->git_rw, logs);
-		}
-		free(refs);
-		free(logs);
-		free(dir);
-	}
-	free(ref);
-	{
-		char *info = xasprintf("%s/objects/info", common);
-		if (access(info, F_OK) != 0)
-			push_unique(&pl->mk_dirs, info);
-		push_unique(&pl->git_ro, info);
-		free(info);
-	}
-	static const char *const admin_ro[] = { "commondir", "gitdir", "config.worktree" };
-	for (size_t i = 0; i < ARRAY_SIZE(admin_ro); i++) {
-		char *f = path_join(gd, admin_ro[i]);
-		struct stat st;
-
-		/* A missing one is made empty, so none can be planted. */
-		if (lstat(f, &st) != 0)
-			push_unique(&pl->mk_files, f);
-		push_unique(&pl->git_ro, f);
-		free(f);
-	}
-}
-
-static void
-plan_git(struct plan *pl, bool fs_rw, bool worktree, const char *branch, const char *home)
+plan_git(struct plan *pl, bool fs_rw, const char *home)
 {
 	char *dotgit = path_join(pl->project, ".git");
 	struct stat st;
@@ -895,8 +805,6 @@ plan_git(struct plan *pl, bool fs_rw, bool worktree, const char *branch, const c
 				push_unique(&pl->ro_top, top);
 				if (top != gd && !path_under(gd, top))
 					push_unique(&pl->ro_top, gd);
-				if (fs_rw && worktree && common != NULL)
-					plan_git_worktree(pl, gd, common, branch);
 			}
 			free(common);
 			free(cf);
@@ -1203,7 +1111,7 @@ plan_build(const struct sandbox_input *in, struct plan *pl, char **err)
 	qsort(pl->mnts, pl->nmnts, sizeof *pl->mnts, mnt_cmp);
 
 	/* Read-only on top: the git directory, then every harness's project files. */
-	plan_git(pl, pol->fs_rw, pol->git_worktree, in->git_branch, in->home);
+	plan_git(pl, pol->fs_rw, in->home);
 	if (pl->refused != NULL) {
 		set_err(err, "%s", pl->refused);
 		goto fail;
@@ -1708,10 +1616,6 @@ sandbox_build_argv(const struct sandbox_input *in, struct strv *out, char **err)
 		push3(&av, "--bind", pl.pins.v[i], pl.pins.v[i]);
 	for (size_t i = 0; i < pl.ro_top.n; i++)
 		push3(&av, "--ro-bind", pl.ro_top.v[i], pl.ro_top.v[i]);
-	for (size_t i = 0; i < pl.git_rw.n; i++)
-		push3(&av, "--bind", pl.git_rw.v[i], pl.git_rw.v[i]);
-	for (size_t i = 0; i < pl.git_ro.n; i++)
-		push3(&av, "--ro-bind", pl.git_ro.v[i], pl.git_ro.v[i]);
 	for (size_t i = 0; i < pl.sym_at.n; i++)
 		push3(&av, "--symlink", pl.sym_to.v[i], pl.sym_at.v[i]);
 

@@ -31,8 +31,6 @@ struct sandbox_policy {
 	bool fs_rw;              /* the project writable (fs = rw) */
 	bool net;                /* the host network (true) or only lo (false) */
 	bool allow_ptrace;       /* [sandbox] allow_ptrace: the filter lets ptrace attach */
-	bool git_worktree;       /* the project is the session's own git worktree: a
-				  * commit on its branch may be written (fs = rw) */
 	struct bind *binds;
 	size_t nbinds;
 	struct strv env_names;
@@ -103,8 +101,6 @@ struct sandbox_input {
 	const char *exe;        /* argv[0] as found on the host PATH (sandbox_find_exe),
 				 * symlinks unresolved; NULL: nothing to bind */
 	char *const *host_env;  /* the environment the allowlist is drawn from */
-	const char *git_branch; /* policy git_worktree: the session's branch (as stored,
-				 * never as its worktree's HEAD says, which it can write) */
 	/* Filled by sandbox_command/sandbox_exec from the probe: */
 	const char *bwrap;      /* absolute path of bwrap */
 	unsigned features;      /* SANDBOX_F_* */

@@ -280,7 +280,6 @@ plan(struct cmd_ctx *ctx, const struct db_session *s, bool resume, char *const *
 	p->in.private_home = p->private_home;
 	p->in.exe = p->exe;
 	p->in.host_env = host_env;
-	p->in.git_branch = s->branch;
 	return 0;
 fail:
 	plan_free(p);
@@ -882,8 +881,9 @@ resolve_sandbox(const struct cmd_ctx *ctx, const struct session_request *r, bool
 /*
  * Whether a new session gets its own git worktree (SPEC §12): asked for,
  * refused, or as [sessions] worktree says; with "ask" (the default) the CLI
- * makes one for a sandboxed writable session in a git project, which gets
- * a branch to commit on instead of a read-only .git (SPEC §8.3).
+ * makes one for a sandboxed writable session in a git project: a checkout
+ * of its own, apart from the user's and other sessions' (its git stays
+ * read-only: SPEC §8.3, docs/sandbox.md).
  */
 static int
 resolve_worktree(const struct cmd_ctx *ctx, const struct session_request *r, const char *dir,
@@ -919,7 +919,7 @@ resolve_worktree(const struct cmd_ctx *ctx, const struct session_request *r, con
 
 static int
 new_policy(struct cmd_ctx *ctx, const struct harness *h, const struct session_request *r,
-	   bool worktree, char **json, char **err)
+	   char **json, char **err)
 {
 	struct sandbox_probe probe;
 	struct sandbox_policy pol;
@@ -946,8 +946,6 @@ new_policy(struct cmd_ctx *ctx, const struct harness *h, const struct session_re
 		pol.fs_rw = r->fs_rw != 0;
 	if (r->net >= 0)
 		pol.net = r->net != 0;
-	/* Its own worktree: what a commit on its branch needs is writable. */
-	pol.git_worktree = worktree && pol.fs_rw;
 	*json = sandbox_policy_to_json(&pol, err);
 	sandbox_policy_free(&pol);
 	return *json != NULL ? 0 : -1;
@@ -986,7 +984,7 @@ check_request(struct cmd_ctx *ctx, const struct session_request *r, struct db_pr
 		goto fail;
 	if (resolve_worktree(ctx, r, (*proj)->path, wt, err) != 0)
 		goto fail;
-	if (new_policy(ctx, *h, r, *wt, json, err) != 0)
+	if (new_policy(ctx, *h, r, json, err) != 0)
 		goto fail;
 	if (harness_generate_id(*h, hsid, err) < 0)
 		goto fail;

@@ -514,9 +514,6 @@ holds(const char *root, const char *rel, const char *text)
  * not the changes allowed(rel) forgives (then only when the file holds no
  * plant: what hqt itself wrote there, never the payload's).
  */
-static bool git_allowed(const char *rel);
-static bool git_writable(const char *rel);
-
 static char *
 snap_diff(struct snap *a, struct snap *b, const char *root, bool (*allowed)(const char *))
 {
@@ -547,8 +544,7 @@ snap_diff(struct snap *a, struct snap *b, const char *root, bool (*allowed)(cons
 		else
 			j++;
 		char *plant = fmt("PLANT-%s", tok);
-		bool forgiven = allowed != NULL && kind != '-' && allowed(rel) &&
-				(!holds(root, rel, plant) || (allowed == git_allowed && git_writable(rel)));
+		bool forgiven = allowed != NULL && kind != '-' && allowed(rel) && !holds(root, rel, plant);
 		free(plant);
 		if (!forgiven) {
 			char *n = fmt("%s%c%s\n", out, kind, rel);
@@ -578,46 +574,17 @@ home_allowed(const char *rel)
 	return ok;
 }
 
-/*
- * Where, in the project's .git, a session in its own worktree may write even
- * a plant (SPEC §8.3: what a commit on its branch needs): loose objects and
- * packs (never objects/info: alternates), the directory of its branch's
- * refs and reflogs (hqt/).  git reads nothing there as configuration, hooks
- * or the place of other repositories: a file that is no object, or no ref,
- * is never run.
- */
-static bool
-git_writable(const char *rel)
-{
-	if (strncmp(rel, "objects/", 8) == 0)
-		return strncmp(rel, "objects/info", 12) != 0;
-	if (strncmp(rel, "worktrees/", 10) == 0) {
-		/* its admin dir (index, HEAD, logs), but for what git reads as
-		 * configuration or as the place of git directories */
-		const char *base = strrchr(rel, '/') + 1;
-		return strchr(rel + 10, '/') != NULL && strcmp(base, "config.worktree") != 0 &&
-		       strcmp(base, "commondir") != 0 && strcmp(base, "gitdir") != 0 &&
-		       strstr(rel, "/hooks") == NULL;
-	}
-	return strncmp(rel, "refs/heads/hqt/", 15) == 0 || strncmp(rel, "logs/refs/heads/hqt/", 20) == 0;
-}
-
-/* In the project's .git: what a commit on the session's own branch in its own
- * worktree needs (objects, refs, logs, the worktree's admin dir but for what
- * git reads as configuration or as the location of git directories). */
+/* In the project's .git: what hqt's own `git worktree add` made for the
+ * session (its branch, that branch's reflog, the worktree's admin dir),
+ * forgiven while it holds no plant; the session itself writes nothing. */
 static bool
 git_allowed(const char *rel)
 {
-	if (strncmp(rel, "objects", 7) == 0 || strncmp(rel, "refs", 4) == 0 ||
-	    strncmp(rel, "logs", 4) == 0)
+	if (strncmp(rel, "refs/heads/hqt", 14) == 0 || strncmp(rel, "logs", 4) == 0)
 		return true;
-	if (strncmp(rel, "worktrees", 9) == 0) {
-		const char *base = strrchr(rel, '/');
-		base = base != NULL ? base + 1 : rel;
-		/* made by `git worktree add` and hqt (config.worktree empty),
-		 * so forgiven only while they hold no plant */
-		return strcmp(base, "config") != 0 && strstr(rel, "/hooks") == NULL;
-	}
+	if (strncmp(rel, "worktrees", 9) == 0)
+		return strstr(rel, "/hooks") == NULL && strcmp(strrchr(rel, '/') ? strrchr(rel, '/') + 1 : rel,
+							       "config") != 0;
 	return false;
 }
 
@@ -805,31 +772,7 @@ host_diff(const char *harness, const char *instructions)
 	/* anywhere else under the test root and in the host's shared dirs */
 	char *hqtdata = fmt("%s/hqt", data);
 	char *left = plants_under(te.root, proj, hqtdata, strcmp(workdir, proj) != 0 ? workdir : NULL);
-	char *objs = fmt("%s/objects", gitdir), *refs = fmt("%s/refs/heads/hqt", gitdir);
-	char *logs = fmt("%s/logs/refs/heads/hqt", gitdir);
-	char *left_git = plants_under(gitdir, objs, refs, logs);
-	/* the worktree's admin dir: only its configuration and pointers count */
-	{
-		char *kept = strdup(""), *line = left_git;
-		while (line != NULL && *line != '\0') {
-			char *nl = strchr(line, '\n');
-			size_t n = nl != NULL ? (size_t)(nl - line) : strlen(line);
-			char *one = strndup(line, n);
-			const char *rel = one + strlen(gitdir) + 1;
-			if (strncmp(one, gitdir, strlen(gitdir)) != 0 || !git_writable(rel)) {
-				char *k = fmt("%s%s\n", kept, one);
-				free(kept);
-				kept = k;
-			}
-			free(one);
-			line = nl != NULL ? nl + 1 : NULL;
-		}
-		free(left_git);
-		left_git = kept;
-	}
-	/* ... but never in objects/info (alternates) */
-	char *info = plants_under(fmt("%s/info", objs), NULL, NULL, NULL);
-	cr_expect_str_empty(info, "plants in objects/info:\n%s", info);
+	char *left_git = plants_under(gitdir, NULL, NULL, NULL);
 	cr_expect_str_empty(left, "plants outside the project and hqt's data:\n%s", left);
 	cr_expect_str_empty(left_git, "plants in the project's .git:\n%s", left_git);
 	static const char *const shared[] = { "/tmp", "/var/tmp", "/dev/shm", "/run" };

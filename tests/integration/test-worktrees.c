@@ -4,6 +4,7 @@
  * loses work unless forced.  The harness is a generic one running a script
  * the test writes: it records where it runs and does what each test says. */
 #include <criterion/criterion.h>
+#include <criterion/logging.h>
 #include <jansson.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -242,34 +243,41 @@ Test(worktrees, refused_outside_a_repository_and_off_when_asked)
 }
 
 /*
- * Sandboxed and writable in a git project: a worktree by default, and the
- * agent commits on its branch, while nothing git reads as configuration,
- * hooks or the place of other repositories can be written, and no other
- * branch moves.  Then the host's git runs nothing it planted.
+ * Sandboxed and writable in a git project: a worktree by default, and
+ * nothing of the repository writable from inside.  In particular no
+ * existing object can be rewritten: git does not check a loose object
+ * against its name when it reads it, so a rewritten blob is what the
+ * host's next checkout writes (the control shows it, from outside).
  */
-Test(worktrees, sandboxed_agent_commits_on_its_branch_only)
+Test(worktrees, sandboxed_agent_cannot_rewrite_history)
 {
 	char *marker = fmt("%s/PLANTED", te.root);
 
 	if (!bwrap_ok())
 		cr_skip_test("no usable bubblewrap here");
+	/* a.txt's blob, zlib'd as "evil": what the agent would put in its place */
+	static const char REWRITE[] =
+		"o=$c/objects/$(git rev-parse HEAD:a.txt | sed 's|^..|&/|')\n"
+		"chmod u+w $o 2>/dev/null; python3 -c 'import zlib,sys; d=b\"evil\\n\"; "
+		"sys.stdout.buffer.write(zlib.compress(b\"blob %d\\0\" % len(d) + d))' > $o "
+		"&& echo REWRITE ok\n";
 	agent(fmt("exec >attack.txt 2>&1\n"
-		       "echo changed >> a.txt\n"
-		       "git -c user.name=agent -c user.email=a@a commit -qam agent && echo COMMIT ok\n"
-		       "c=$(git rev-parse --git-common-dir); d=$(git rev-parse --git-dir)\n"
-		       "printf '[core]\\n\\tfsmonitor = touch %s\\n' >> $c/config && echo CONFIG ok\n"
-		       "printf '[core]\\n\\tfsmonitor = touch %s\\n' > $d/config.worktree && echo WTCONFIG ok\n"
-		       "echo /tmp > $c/objects/info/alternates && echo ALTERNATES ok\n"
-		       "printf '#!/bin/sh\\ntouch %s\\n' > $c/hooks/post-checkout && echo HOOK ok\n"
-		       "echo /elsewhere > $d/commondir && echo COMMONDIR ok\n"
-		       "git update-ref refs/heads/main HEAD && echo MAIN ok\n"
-		       "echo DONE\nsleep 1000\n", marker, marker, marker));
+		  "c=$(git rev-parse --git-common-dir); d=$(git rev-parse --git-dir)\n"
+		  "echo changed >> a.txt && echo EDIT ok\n"
+		  "git -c user.name=agent -c user.email=a@a commit -qam agent && echo COMMIT ok\n"
+		  "%s"
+		  "printf '[core]\\n\\tfsmonitor = touch %s\\n' >> $c/config && echo CONFIG ok\n"
+		  "printf '[core]\\n\\tfsmonitor = touch %s\\n' > $d/config.worktree && echo WTCONFIG ok\n"
+		  "echo /tmp > $c/objects/info/alternates && echo ALTERNATES ok\n"
+		  "printf '#!/bin/sh\\ntouch %s\\n' > $c/hooks/post-checkout && echo HOOK ok\n"
+		  "echo /elsewhere > $d/commondir && echo COMMONDIR ok\n"
+		  "git update-ref refs/heads/main HEAD~0 && echo MAIN ok\n"
+		  "echo DONE\nsleep 1000\n", REWRITE, marker, marker, marker));
 	long id = run_new(&te, "p", "agent", "--sandbox", NULL);
 	json_t *s = run_show(&te, fmt("%ld", id));
 	const char *wt = str(s, "worktree");
 	cr_assert_not_null(wt, "a sandboxed writable session in a git project gets a worktree");
-	json_t *sb = json_object_get(s, "sandbox");
-	cr_assert(json_is_object(sb));
+	cr_assert(json_is_object(json_object_get(s, "sandbox")));
 	char *out = NULL;
 	for (int i = 0; i < 200; i++) {
 		free(out);
@@ -279,26 +287,31 @@ Test(worktrees, sandboxed_agent_commits_on_its_branch_only)
 		sleep_ms(25);
 	}
 	cr_assert(out != NULL && strstr(out, "DONE") != NULL, "%s", out ? out : "(none)");
-	cr_expect(strstr(out, "COMMIT ok") != NULL, "the agent could not commit:\n%s", out);
-	cr_expect(strstr(out, "CONFIG ok") == NULL, "%s", out);
-	cr_expect(strstr(out, "WTCONFIG ok") == NULL, "%s", out);
-	cr_expect(strstr(out, "ALTERNATES ok") == NULL, "%s", out);
-	cr_expect(strstr(out, "HOOK ok") == NULL, "%s", out);
-	cr_expect(strstr(out, "COMMONDIR ok") == NULL, "%s", out);
-	cr_expect(strstr(out, "MAIN ok") == NULL, "another branch moved:\n%s", out);
-	/* where it lands: the commit is on the session's branch, main unmoved */
-	cr_expect_str_eq(sh(proj, fmt("git log -1 --format=%%s %s", str(s, "branch"))), "agent");
+	cr_log_info("the agent's attempts:\n%s", out);
+	/* the control of the payload: its own checkout is writable */
+	cr_expect(strstr(out, "EDIT ok") != NULL, "%s", out);
+	static const char *const refused[] = { "COMMIT ok", "REWRITE ok", "CONFIG ok", "WTCONFIG ok",
+					       "ALTERNATES ok", "HOOK ok", "COMMONDIR ok", "MAIN ok" };
+	for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
+		cr_expect(strstr(out, refused[i]) == NULL, "%s:\n%s", refused[i], out);
+	/* where it lands: history as it was, and the host's git runs nothing */
+	cr_expect_str_eq(sh(proj, "git cat-file -p HEAD:a.txt"), "one");
 	cr_expect_str_eq(sh(proj, "git log -1 --format=%s main"), "one");
-	/* and the host's git runs nothing, in the project and in the worktree */
-	sh(proj, "git status >/dev/null && git checkout -q -b probe && git checkout -q main");
+	sh(proj, "git status >/dev/null && git checkout -q -b probe && git checkout -q main && "
+		 "rm a.txt && git checkout -- a.txt");
+	cr_expect_str_eq(sh(proj, "cat a.txt"), "one");
 	sh(wt, "git status >/dev/null; git diff >/dev/null; true");
 	struct stat st;
 	cr_expect_neq(stat(marker, &st), 0, "a plant ran on the host");
-	/* control: the same plant made from outside does run */
+	run_ok(&te, "kill", fmt("%ld", id), NULL);
+
+	/* controls, from outside: the rewrite reaches the host's checkout, and
+	 * the fsmonitor plant runs */
+	sh(proj, fmt("c=.git; %s rm a.txt && git checkout -- a.txt", REWRITE));
+	cr_expect_str_eq(sh(proj, "cat a.txt"), "evil", "control: the rewrite changes nothing");
 	sh(proj, fmt("printf '[core]\\n\\tfsmonitor = touch %s\\n' >> .git/config && "
 		     "git status >/dev/null; git config --unset core.fsmonitor", marker));
 	cr_expect_eq(stat(marker, &st), 0, "control: the plant does not run from outside");
-	run_ok(&te, "kill", fmt("%ld", id), NULL);
 	json_decref(s);
 	free(out);
 	free(marker);
