@@ -41,20 +41,6 @@ turn_ends(long id, const char *reply)
 	e2e_wait_status(&e, id, "waiting", 1000);
 }
 
-static char *
-wait_session_id(long id, int timeout_ms)
-{
-	long long end = now_ms() + timeout_ms;
-	char *v;
-
-	while ((v = e2e_field(&e, id, "harness_session_id")) == NULL) {
-		(void)e2e_status(&e, id); /* a status look retries the capture */
-		cr_assert(now_ms() < end, "codex's session id was never captured");
-		sleep_ms(200);
-	}
-	return v;
-}
-
 Test(codex, turns_exit_and_resume)
 {
 	long id = run_new(&e.te, "p", "codex", NULL);
@@ -64,7 +50,7 @@ Test(codex, turns_exit_and_resume)
 
 	e2e_send(&e, id, "ping1");
 	turn_ends(id, "pong: ping1");
-	char *hsid = wait_session_id(id, 10000);
+	char *hsid = e2e_wait_session_id(&e, id, 10000);
 
 	e2e_send(&e, id, "e2e-slow s1");
 	cr_assert(e2e_sees_status(&e, id, "working", 5000), "a slow turn never read working");

@@ -123,13 +123,7 @@ Test(sandboxed, codex_starts_works_and_resumes_in_its_sandbox)
 	e2e_wait_screen(&e, id, "pong: ping1", 30000);
 	e2e_wait_status(&e, id, "waiting", 5000);
 	/* its id, from the rollout in its own state */
-	long long end = now_ms() + 15000;
-	char *hsid;
-	while ((hsid = e2e_field(&e, id, "harness_session_id")) == NULL) {
-		(void)e2e_status(&e, id);
-		cr_assert(now_ms() < end, "codex's session id was never captured in the sandbox");
-		sleep_ms(200);
-	}
+	char *hsid = e2e_wait_session_id(&e, id, 15000);
 	tool_turn(id, "E2E_TOOL_OUTPUT_42");
 
 	e2e_send(&e, id, "/exit");
@@ -145,7 +139,7 @@ Test(sandboxed, codex_starts_works_and_resumes_in_its_sandbox)
 	char *after = listing(fmt("%s/.codex", e.te.home));
 	cr_expect_str_eq(after, before, "the host's ~/.codex changed");
 	run_ok(&e.te, "kill", n, NULL);
-	end = now_ms() + 5000;
+	long long end = now_ms() + 5000;
 	while (e2e_leftovers(&e) > 0 && now_ms() < end)
 		sleep_ms(100);
 	cr_expect_eq(e2e_leftovers(&e), 0, "processes left after hqt kill");

@@ -428,6 +428,20 @@ e2e_field(const struct e2e *e, long id, const char *key)
 }
 
 char *
+e2e_wait_session_id(const struct e2e *e, long id, int timeout_ms)
+{
+	long long end = now_ms() + timeout_ms;
+	char *v;
+
+	while ((v = e2e_field(e, id, "harness_session_id")) == NULL) {
+		free(e2e_status(e, id));
+		cr_assert(now_ms() < end, "session %ld's harness id was never captured", id);
+		sleep_ms(200);
+	}
+	return v;
+}
+
+char *
 e2e_record(const struct e2e *e, const char *name)
 {
 	char *p = fmt("%s/%s", e->rec, name), *t = slurp(p);

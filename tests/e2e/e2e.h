@@ -50,6 +50,9 @@ void e2e_wait_status(const struct e2e *e, long id, const char *want, int timeout
 bool e2e_sees_status(const struct e2e *e, long id, const char *want, int timeout_ms);
 /* A field of `hqt show id --json` (a copy, NULL if null or missing). */
 char *e2e_field(const struct e2e *e, long id, const char *key);
+/* Wait for id's harness session id (a status look retries the capture);
+ * a copy, or fail the test. */
+char *e2e_wait_session_id(const struct e2e *e, long id, int timeout_ms);
 /* The text the model server recorded as `name` (NULL if none yet). */
 char *e2e_record(const struct e2e *e, const char *name);
 /* Wait for the record `name` to appear; its text. */
