@@ -1067,17 +1067,16 @@ make_nonce(char out[17])
 
 /*
  * Fourteen tab-terminated fields; then the session and window names back to
- * back, cut by their byte lengths (#{n:}, given among the fourteen); then the
- * command up to "\t<nonce>\n".  The command is not length-prefixed: it is
- * read from /proc at each expansion and may change between two of them (a
- * respawn exec'ing), and it may hold tabs and newlines.
+ * back, cut by their byte lengths (#{n:}, given among the fourteen); then
+ * "\t<nonce>\n".  Only what hqt uses: #{pane_current_command}, which made
+ * the server read /proc for every pane, is not asked for (issue 11).
  */
 #define PANES_FORMAT                                                              \
 	"#{pane_id}\t#{window_id}\t#{pane_dead}\t#{pane_dead_status}\t"            \
 	"#{pane_dead_signal}\t#{pane_pid}\t#{window_activity}\t#{pane_width}\t"    \
 	"#{pane_height}\t#{pane_active}\t#{history_size}\t#{pid}\t"                 \
 	"#{n:session_name}\t#{n:window_name}\t"                                     \
-	"#{session_name}#{window_name}#{pane_current_command}\t%s"
+	"#{session_name}#{window_name}\t%s"
 #define PANES_NFIELDS 14
 enum { F_PANE, F_WINDOW, F_DEAD, F_STATUS, F_SIGNAL, F_PID, F_ACTIVITY, F_WIDTH,
        F_HEIGHT, F_ACTIVE, F_HSIZE, F_SERVER, F_NSESSION, F_NWINDOW };
@@ -1089,7 +1088,6 @@ pane_clear(struct tmux_pane *p)
 	free(p->window_name);
 	free(p->window_id);
 	free(p->pane_id);
-	free(p->current_command);
 	memset(p, 0, sizeof *p);
 }
 
@@ -1133,8 +1131,8 @@ static int
 parse_pane(const char *buf, size_t len, size_t *off, const char *end_mark,
 	   struct tmux_pane *p, long *server)
 {
-	const char *f[PANES_NFIELDS], *cmd_end;
-	size_t fl[PANES_NFIELDS], pos = *off, tl[3], mlen = strlen(end_mark);
+	const char *f[PANES_NFIELDS];
+	size_t fl[PANES_NFIELDS], pos = *off, tl[2], mlen = strlen(end_mark);
 	long long v[PANES_NFIELDS];
 
 	memset(p, 0, sizeof *p);
@@ -1159,10 +1157,10 @@ parse_pane(const char *buf, size_t len, size_t *off, const char *end_mark,
 	}
 	if (len - pos < tl[0] + tl[1])
 		return -1;
-	cmd_end = memmem(buf + pos + tl[0] + tl[1], len - pos - tl[0] - tl[1], end_mark, mlen);
-	if (cmd_end == NULL)
+	/* The nonce right after the names: a record cut or padded is refused. */
+	if (len - pos - tl[0] - tl[1] < mlen ||
+	    memcmp(buf + pos + tl[0] + tl[1], end_mark, mlen) != 0)
 		return -1;
-	tl[2] = (size_t)(cmd_end - (buf + pos + tl[0] + tl[1]));
 	if (v[F_PID] <= 0 || v[F_PID] > LONG_MAX || v[F_SERVER] > LONG_MAX ||
 	    v[F_WIDTH] < 0 || v[F_HEIGHT] < 0 || v[F_WIDTH] > UINT_MAX || v[F_HEIGHT] > UINT_MAX ||
 	    v[F_HSIZE] < 0 || v[F_HSIZE] > UINT_MAX)
@@ -1187,8 +1185,7 @@ parse_pane(const char *buf, size_t len, size_t *off, const char *end_mark,
 	pos += tl[0];
 	p->window_name = xstrndup(buf + pos, tl[1]);
 	pos += tl[1];
-	p->current_command = xstrndup(buf + pos, tl[2]);
-	pos += tl[2] + mlen;
+	pos += mlen;
 	*off = pos;
 	return 0;
 }

@@ -208,7 +208,6 @@ struct tmux_pane {
 	unsigned width, height;
 	bool active;            /* the active pane of its window */
 	unsigned history_size;  /* lines of history above the visible screen */
-	char *current_command;  /* pane_current_command (any bytes but NUL) */
 };
 
 struct tmux_panes {
