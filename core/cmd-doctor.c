@@ -4,7 +4,7 @@
 #include "json-out.h"
 #include "sandbox.h"
 #include "session.h"
-#include "spawn.h"
+#include "process.h"
 #include "db.h"
 
 #include <errno.h>

@@ -1631,6 +1631,76 @@ out:
 }
 
 int
+db_session_change(struct db *db, long long id, const struct db_session_change *c, char **err)
+{
+	static const struct {
+		unsigned bit;
+		const char *column;
+	} cols[] = {
+		{ DB_SET_STATE, "state" },
+		{ DB_SET_HSID, "harness_session_id" },
+		{ DB_SET_SPAWNED_AT, "spawned_at" },
+		{ DB_SET_EXIT_MESSAGE, "exit_message" },
+	};
+	char sql[160] = "UPDATE sessions SET ", *what = NULL;
+	const char *state = NULL;
+	sqlite3_stmt *st = NULL;
+	int ret = -1, rc = SQLITE_OK, n = 0;
+
+	if (c->set == 0 || (c->set & ~(DB_SET_STATE | DB_SET_HSID | DB_SET_SPAWNED_AT |
+				       DB_SET_EXIT_MESSAGE)) != 0 ||
+	    ((c->set & DB_SET_STATE) && (state = db_state_name(c->state)) == NULL)) {
+		fail(err, "cannot update session %lld: bad change", id);
+		return -1;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(cols); i++)
+		if (c->set & cols[i].bit) {
+			if (n++ > 0)
+				strcat(sql, ", ");
+			strcat(sql, cols[i].column);
+			strcat(sql, " = ?");
+		}
+	strcat(sql, " WHERE id = ?");
+	what = xasprintf("cannot update session %lld", id);
+	if (unit_begin(db, err, what) < 0)
+		goto out;
+	if (prep(db, sql, &st, err, what) < 0)
+		goto end;
+	n = 1;
+	if (c->set & DB_SET_STATE)
+		rc = sqlite3_bind_text(st, n++, state, -1, SQLITE_STATIC);
+	if (rc == SQLITE_OK && (c->set & DB_SET_HSID))
+		rc = c->harness_session_id != NULL
+			? sqlite3_bind_text(st, n++, c->harness_session_id, -1, SQLITE_TRANSIENT)
+			: sqlite3_bind_null(st, n++);
+	if (rc == SQLITE_OK && (c->set & DB_SET_SPAWNED_AT))
+		rc = sqlite3_bind_int64(st, n++, c->spawned_at);
+	if (rc == SQLITE_OK && (c->set & DB_SET_EXIT_MESSAGE))
+		rc = c->exit_message != NULL
+			? sqlite3_bind_text(st, n++, c->exit_message, -1, SQLITE_TRANSIENT)
+			: sqlite3_bind_null(st, n++);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_bind_int64(st, n, id);
+	if (rc != SQLITE_OK) {
+		sqlfail(db, rc, err, what);
+		goto end;
+	}
+	if (step(db, st, true, err, what) != SQLITE_DONE)
+		goto end;
+	if (sqlite3_changes(db->h) == 0) {
+		fail(err, "no session %lld", id);
+		goto end;
+	}
+	ret = 0;
+end:
+	sqlite3_finalize(st);
+	ret = unit_end(db, ret, err, what);
+out:
+	free(what);
+	return ret;
+}
+
+int
 db_session_set_harness_session_id(struct db *db, long long id,
 				  const char *harness_session_id, char **err)
 {

@@ -17,7 +17,7 @@
 #include "worktree.h"
 #include "log.h"
 #include "sandbox.h"
-#include "spawn.h"
+#include "process.h"
 #include "text.h"
 
 #include <dirent.h>
@@ -883,11 +883,14 @@ session_dry_run(struct cmd_ctx *ctx, const struct session_request *r, struct str
 static void
 mark_exited(struct cmd_ctx *ctx, long long id, const char *msg)
 {
+	struct db_session_change c = {
+		.set = DB_SET_STATE | (msg != NULL ? DB_SET_EXIT_MESSAGE : 0),
+		.state = DB_STATE_EXITED,
+		.exit_message = msg,
+	};
 	char *ignored = NULL;
 
-	db_session_set_state(ctx->db, id, DB_STATE_EXITED, &ignored);
-	if (msg != NULL)
-		db_session_set_exit_message(ctx->db, id, msg, &ignored);
+	db_session_change(ctx->db, id, &c, &ignored);
 	free(ignored);
 }
 
@@ -1113,12 +1116,19 @@ rung(struct cmd_ctx *ctx, const struct db_session *s, bool resume, char **err)
 	return -1;
 }
 
+/*
+ * Each rung writes the state it starts the session in once, before its
+ * window opens (so that what the status refresh captures or marks while the
+ * rung is verified sticks), and a failure writes its outcome once.
+ */
 int
 session_resume(struct cmd_ctx *ctx, const struct db_session *s, const char **how, char **err)
 {
-	char name[32], *ign = NULL, *err1 = NULL;
+	char name[32], *ign = NULL, *err1 = NULL, *captured = NULL;
 	const struct harness *h;
 	struct strv argv = STRV_INIT;
+	struct db_session cur;
+	struct db_session_change c;
 	bool fresh = false;
 
 	if (cmd_tmux(ctx) != 0 || tmux_ensure_session(&ctx->tmux, err) != 0)
@@ -1130,32 +1140,34 @@ session_resume(struct cmd_ctx *ctx, const struct db_session *s, const char **how
 	}
 	if ((h = session_harness(ctx, s, err)) == NULL)
 		return -1;
-	struct db_session cur = *s;
-	char *captured = NULL;
+	cur = *s;
 	if (cur.harness_session_id == NULL) {
 		struct hqt_request req;
 		char *root;
 		request_of(&cur, &req, &root);
-		if (harness_capture_id(h, &req, &captured, &ign) == 1 &&
-		    db_session_set_harness_session_id(ctx->db, s->id, captured, &ign) == 0)
+		if (harness_capture_id(h, &req, &captured, &ign) == 1)
 			cur.harness_session_id = captured;
 		free(root);
-	}
-	s = &cur;
-	/* Fresh already (nothing to resume)?  Then rung 1 is rung 2. */
-	if (session_argv(ctx, s, true, &argv, &fresh, err) != 0) {
-		free(captured);
 		free(ign);
+		ign = NULL;
+	}
+	/* Fresh already (nothing to resume)?  Then rung 1 is rung 2. */
+	if (session_argv(ctx, &cur, true, &argv, &fresh, err) != 0) {
+		free(captured);
 		return -1;
 	}
 	strv_clear(&argv);
 	if (!fresh) {
-		db_session_set_state(ctx->db, s->id, DB_STATE_RUNNING, &ign);
-		/* Why it last ended no longer applies to a session that runs. */
-		db_session_set_exit_message(ctx->db, s->id, NULL, &ign);
-		if (rung(ctx, s, true, &err1) == 0) {
+		/* Running again; why it last ended no longer applies. */
+		c = (struct db_session_change){
+			.set = DB_SET_STATE | DB_SET_EXIT_MESSAGE |
+			       (captured != NULL ? DB_SET_HSID : 0),
+			.state = DB_STATE_RUNNING,
+			.harness_session_id = captured,
+		};
+		if (db_session_change(ctx->db, s->id, &c, &err1) == 0 &&
+		    rung(ctx, &cur, true, &err1) == 0) {
 			*how = "resumed";
-			free(ign);
 			free(captured);
 			return 0;
 		}
@@ -1163,16 +1175,16 @@ session_resume(struct cmd_ctx *ctx, const struct db_session *s, const char **how
 	}
 	/* Rung 2: fresh, with the same harness session id where hqt chose it;
 	 * a harness that picks its own gets a new one captured. */
-	struct db_session copy = *s;
-	if (h->plugin->desc->flags & HQT_PLUGIN_CAPTURES_SESSION_ID) {
-		db_session_set_harness_session_id(ctx->db, s->id, NULL, &ign);
-		copy.harness_session_id = NULL;
-	}
-	db_session_set_spawned_at(ctx->db, s->id, now(), &ign);
-	db_session_set_exit_message(ctx->db, s->id, NULL, &ign);
-	db_session_set_state(ctx->db, s->id, DB_STATE_RUNNING, &ign);
-	free(ign);
-	if (rung(ctx, &copy, false, err) != 0) {
+	if (h->plugin->desc->flags & HQT_PLUGIN_CAPTURES_SESSION_ID)
+		cur.harness_session_id = NULL;
+	cur.spawned_at = now();
+	c = (struct db_session_change){
+		.set = DB_SET_STATE | DB_SET_EXIT_MESSAGE | DB_SET_SPAWNED_AT | DB_SET_HSID,
+		.state = DB_STATE_RUNNING,
+		.harness_session_id = cur.harness_session_id,
+		.spawned_at = cur.spawned_at,
+	};
+	if (db_session_change(ctx->db, s->id, &c, err) != 0 || rung(ctx, &cur, false, err) != 0) {
 		if (err1 != NULL) {
 			char *both = xasprintf("resume failed (%s), and so did a fresh start: %s",
 					       err1, *err);

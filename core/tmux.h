@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "spawn.h"
+#include "process.h"
 #include "strv.h"
 
 /*
