@@ -1406,3 +1406,54 @@ Test(db, writer_killed_mid_transaction_leaves_nothing_half_written)
 	sqlite3_close(h);
 	free(err);
 }
+
+/* A verb's new state in one UPDATE: only the fields it names change. */
+Test(db, session_change_writes_the_named_fields_at_once)
+{
+	struct db *db = must_open(dbfile);
+	long long p = add_project(db, "web", "/srv/web");
+	long long id = add_session(db, p, "codex", "n");
+	struct db_session *s;
+	char *err = NULL;
+
+	cr_assert_eq(db_session_set_exit_message(db, id, "old", &err), 0, "%s", err);
+	struct db_session_change c = {
+		.set = DB_SET_STATE | DB_SET_HSID | DB_SET_SPAWNED_AT | DB_SET_EXIT_MESSAGE,
+		.state = DB_STATE_RUNNING,
+		.harness_session_id = "it's \"x\"; --",
+		.spawned_at = 1234,
+		.exit_message = NULL,
+	};
+	cr_assert_eq(db_session_change(db, id, &c, &err), 0, "%s", err);
+	cr_assert_eq(db_session_get(db, id, &s, &err), 0, "%s", err);
+	cr_assert_eq(s->state, DB_STATE_RUNNING);
+	cr_assert_str_eq(s->harness_session_id, "it's \"x\"; --");
+	cr_assert_eq(s->spawned_at, 1234);
+	cr_assert_null(s->exit_message);
+	db_session_free(s);
+
+	/* Only the state: the rest stays. */
+	c = (struct db_session_change){ .set = DB_SET_STATE, .state = DB_STATE_EXITED };
+	cr_assert_eq(db_session_change(db, id, &c, &err), 0, "%s", err);
+	cr_assert_eq(db_session_get(db, id, &s, &err), 0, "%s", err);
+	cr_assert_eq(s->state, DB_STATE_EXITED);
+	cr_assert_str_eq(s->harness_session_id, "it's \"x\"; --");
+	cr_assert_eq(s->spawned_at, 1234);
+	db_session_free(s);
+
+	/* Nothing, a bad state, no such session: refused with a reason. */
+	c = (struct db_session_change){ .set = 0 };
+	cr_assert_eq(db_session_change(db, id, &c, &err), -1);
+	cr_assert_not_null(strstr(err, "bad change"), "%s", err);
+	free(err);
+	err = NULL;
+	c = (struct db_session_change){ .set = DB_SET_STATE, .state = (enum db_state)99 };
+	cr_assert_eq(db_session_change(db, id, &c, &err), -1);
+	free(err);
+	err = NULL;
+	c = (struct db_session_change){ .set = DB_SET_SPAWNED_AT, .spawned_at = 1 };
+	cr_assert_eq(db_session_change(db, id + 100, &c, &err), -1);
+	cr_assert_not_null(strstr(err, "no session"), "%s", err);
+	free(err);
+	db_close(db);
+}
