@@ -991,12 +991,15 @@ db_open(const char *path, struct db **dbp, char **err)
 	 * for the disk; only checkpoints sync.  After a crash the file is
 	 * consistent (the kill -9 fault tests); a power loss can take the
 	 * last commits back.  The WAL is kept (not deleted, no checkpoint, so
-	 * no sync, at close: open_handle): SQLite checkpoints it as it grows
-	 * (wal_autocheckpoint, 1000 pages), and a crash mid-way is what WAL is
-	 * made for.  A -wal and -shm beside the file are normal now.
+	 * no sync, at close: open_handle): SQLite checkpoints it as it grows,
+	 * and a crash mid-way is what WAL is made for.  A -wal and -shm beside
+	 * the file are normal now.  Every command is the first connection and
+	 * so rebuilds the WAL's index from the whole WAL (0.6 M instructions
+	 * at 400 KiB): wal_autocheckpoint = 200 pages (SQLite's default 1000)
+	 * keeps that under 0.3 ms, for a checkpoint about every 60 `hqt new`.
 	 */
-	if (sqlite3_exec(db->h, "PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL", NULL,
-			 NULL, NULL) != SQLITE_OK) {
+	if (sqlite3_exec(db->h, "PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL; "
+			 "PRAGMA wal_autocheckpoint = 200", NULL, NULL, NULL) != SQLITE_OK) {
 		sqlfail(db, sqlite3_errcode(db->h), err, what);
 		goto fail;
 	}
