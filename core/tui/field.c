@@ -1,8 +1,8 @@
-/* field.c: a one-line text input for the TUI's dialogs and filter. */
-#include "tui.h"
+/* field.c: a one-line text input for the TUI's dialogs and filter (its
+ * editing; frame.c draws it). */
+#include "state.h"
 #include "util.h"
 
-#include <curses.h>
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,21 +43,22 @@ del_at(struct field *fl, size_t i)
 }
 
 bool
-field_key(struct field *fl, int ch, bool is_key)
+field_key(struct field *fl, int ch)
 {
-	if (is_key) {
-		switch (ch) {
-		case KEY_LEFT: if (fl->pos > 0) fl->pos--; return true;
-		case KEY_RIGHT: if (fl->pos < fl->len) fl->pos++; return true;
-		case KEY_HOME: fl->pos = 0; return true;
-		case KEY_END: fl->pos = fl->len; return true;
-		case KEY_BACKSPACE:
-			if (fl->pos > 0)
-				del_at(fl, --fl->pos);
-			return true;
-		case KEY_DC: del_at(fl, fl->pos); return true;
-		default: return false;
-		}
+	switch (ch) {
+	case TK_LEFT: if (fl->pos > 0) fl->pos--; return true;
+	case TK_RIGHT: if (fl->pos < fl->len) fl->pos++; return true;
+	case TK_HOME: fl->pos = 0; return true;
+	case TK_END: fl->pos = fl->len; return true;
+	case TK_BACKSPACE:
+		if (fl->pos > 0)
+			del_at(fl, --fl->pos);
+		return true;
+	case TK_DELETE: del_at(fl, fl->pos); return true;
+	default:
+		if (ch >= TK_SPECIAL)
+			return false;
+		break;
 	}
 	switch (ch) {
 	case 127: case 8:  /* the erase character: DEL or ^H */
@@ -109,31 +110,16 @@ field_text(const struct field *fl)
 	return out;
 }
 
-void
-field_draw(struct field *fl, struct frame *f, int y, int x, int w, bool focused)
+char *
+field_value(const struct field *fl)
 {
-	if (w < 2)
-		return;
-	/* Scroll so the cursor stays inside, with a column to spare for it. */
-	if ((size_t)fl->scroll > fl->pos)
-		fl->scroll = (int)fl->pos;
-	while (wtext_width(fl->buf + fl->scroll, fl->pos - (size_t)fl->scroll) > w - 1)
-		fl->scroll++;
-	frame_fill(f, y, x, w, ST_FIELD | (focused ? ST_REVERSE : 0));
-	size_t n = fl->len - (size_t)fl->scroll;
-	/* Draw what fits; no ellipsis inside an input (it would look typed). */
-	int used = 0;
-	size_t k = 0;
-	while (k < n) {
-		int cw = wtext_width(fl->buf + fl->scroll + k, 1);
-		if (used + cw > w)
-			break;
-		used += cw;
-		k++;
+	char *s = field_text(fl), *tr = trim(s);
+
+	if (*tr == '\0') {
+		free(s);
+		return NULL;
 	}
-	frame_wtext(f, y, x, w, fl->buf + fl->scroll, k, ST_FIELD | (focused ? ST_REVERSE : 0));
-	if (focused) {
-		f->cur_y = y;
-		f->cur_x = x + wtext_width(fl->buf + fl->scroll, fl->pos - (size_t)fl->scroll);
-	}
+	tr = xstrdup(tr);
+	free(s);
+	return tr;
 }

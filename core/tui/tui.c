@@ -1,8 +1,11 @@
-/* tui.c: the TUI's main loop: the terminal, signals, keys and the actions
- * behind them.  It sleeps in poll() until a key, a signal or the next
- * refresh (about once a second), and draws only what changed. */
+/* tui.c: the TUI's terminal and main loop: ncurses set-up and input,
+ * signals, stderr while curses owns the screen.  It sleeps in poll() until
+ * a key, a signal or the next refresh (about once a second), hands each key
+ * to the state (state_key) and its action to actions.c, and draws only
+ * what changed. */
 #include "tui.h"
-#include "consent.h"
+#include "app.h"
+#include "cmd.h"
 #include "util.h"
 
 #include <curses.h>
@@ -219,7 +222,7 @@ errcap_to_message(struct tui *t)
 	if (line != NULL) {
 		if (strncmp(line, "hqt: ", 5) == 0)
 			line += 5;
-		tui_message(t, true, "%s", line);
+		state_message(&t->st, true, "%s", line);
 	}
 	free(text);
 }
@@ -283,380 +286,73 @@ term_resize(struct tui *t)
 	    (ws.ws_row != LINES || ws.ws_col != COLS))
 		resizeterm(ws.ws_row, ws.ws_col);
 	frame_resize(&t->frame, LINES, COLS);
+	t->st.rows = t->frame.rows;
+	t->st.cols = t->frame.cols;
 }
 
 void
 tui_flush_now(struct tui *t)
 {
-	tui_compose(t);
+	draw_compose(&t->st, &t->frame);
 	frame_flush(&t->frame);
 }
 
-/* ---- actions ---- */
-
-static const struct db_session *
-need_session(struct tui *t, enum session_status *st)
+int
+tui_step_aside(struct tui *t, int (*fn)(void *arg), void *arg)
 {
-	const struct db_session *s = tui_selected(t, st);
-
-	if (s == NULL)
-		tui_message(t, true, tui_selected_project(t) == NULL
-			    ? "no project yet; add one with p"
-			    : "no session selected; start one with n");
-	return s;
-}
-
-/*
- * How to come back from an attach, with the server's own prefix key: detach
- * (attach-session), or the last session or window (switch-client: the
- * TUI's pane stays where it was).  Caller frees.
- */
-static char *
-back_hint(struct tui *t, bool sw)
-{
-	const char *pane = getenv("TMUX_PANE");
-	char *key = NULL, *where = NULL, *hint;
-	char k;
-
-	if (tmux_prefix(&t->ctx->tmux, &key, NULL) != 0)
-		key = NULL;
-	if (!sw)
-		k = 'd';
-	else if (pane != NULL &&
-		 tmux_display(&t->ctx->tmux, pane, "#{session_name}", &where, NULL) == 0 &&
-		 strcmp(where, t->ctx->tmux.session) == 0)
-		k = 'l';  /* the TUI is a window of the same session: last-window */
-	else
-		k = 'L';  /* another session: switch-client -l */
-	hint = xasprintf("%s %c: back to hqt", key != NULL ? key : "prefix", k);
-	free(where);
-	free(key);
-	return hint;
-}
-
-static void
-attach_id(struct tui *t, long long id, enum session_status st)
-{
-	struct strv argv = STRV_INIT, envp = STRV_INIT;
-	char name[32], *err = NULL, *hint;
-	bool sw = false;
 	int rc;
 
-	if (st == SESSION_GONE) {
-		tui_message(t, true, "session %lld has no window; r brings it back", id);
-		return;
-	}
-	session_window_name(id, name, sizeof name);
-	{
-		/* Looked at: its "needs you" mark ends. */
-		char *ign = NULL;
-		(void)db_session_set_seen(t->ctx->db, id, (long long)time(NULL), &ign);
-		free(ign);
-	}
-	/* Inside tmux on the same server the client just switches windows and
-	 * this TUI keeps its pane; otherwise it steps aside for the attach. */
-	if (tmux_attach_argv(&t->ctx->tmux, name, &argv, &envp, &sw, &err) != 0) {
-		tui_message(t, true, "%s", err);
-		free(err);
-		return;
-	}
-	strv_clear(&argv);
-	strv_clear(&envp);
-	/* Where the user lands: the hqt session's status line says it too. */
-	hint = back_hint(t, sw);
-	tmux_session_hint(&t->ctx->tmux, hint, NULL);
-	if (sw) {
-		rc = tmux_attach(&t->ctx->tmux, name, true, &err);
-	} else {
-		def_prog_mode();
-		endwin();
-		rc = tmux_attach(&t->ctx->tmux, name, true, &err);
-		reset_prog_mode();
-		term_resize(t);  /* the size may have changed meanwhile */
-	}
-	if (rc != 0)
-		tui_message(t, true, "%s", err);
-	else if (sw)
-		tui_message(t, false, "switched to session %lld; %s", id, hint);
-	else
-		tui_message(t, false, "back from session %lld (%s)", id, hint);
-	free(hint);
-	free(err);
-	tui_refresh_full(t);
+	def_prog_mode();
+	endwin();
+	rc = fn(arg);
+	reset_prog_mode();
+	term_resize(t);  /* the size may have changed meanwhile */
+	return rc;
 }
 
-static void
-do_attach(struct tui *t)
+/* ---- input: ncurses' keys -> the state's (enum tui_key) ---- */
+
+static int
+key_code(int rc, wint_t wc)
 {
-	enum session_status st;
-	const struct db_session *s = need_session(t, &st);
-
-	if (s != NULL)
-		attach_id(t, s->id, st);
-}
-
-/* Enter: attach; on a session that has stopped, ask first whether to
- * resume it or look at what it left. */
-static void
-do_enter(struct tui *t)
-{
-	enum session_status st;
-	const struct db_session *s = need_session(t, &st);
-
-	if (s == NULL)
-		return;
-	if (st == SESSION_EXITED || st == SESSION_GONE) {
-		t->confirm_id = s->id;
-		t->confirm_kind = CONFIRM_STOPPED;
-		t->mode = MODE_CONFIRM;
-		return;
-	}
-	attach_id(t, s->id, st);
-}
-
-static void
-ask(struct tui *t, enum confirm_kind kind)
-{
-	const struct db_session *s = need_session(t, NULL);
-
-	if (s != NULL) {
-		t->confirm_id = s->id;
-		t->confirm_kind = kind;
-		t->mode = MODE_CONFIRM;
+	if (rc != KEY_CODE_YES)
+		return (int)wc;
+	switch (wc) {
+	case KEY_UP: return TK_UP;
+	case KEY_DOWN: return TK_DOWN;
+	case KEY_LEFT: return TK_LEFT;
+	case KEY_RIGHT: return TK_RIGHT;
+	case KEY_PPAGE: return TK_PGUP;
+	case KEY_NPAGE: return TK_PGDN;
+	case KEY_HOME: return TK_HOME;
+	case KEY_END: return TK_END;
+	case KEY_BTAB: return TK_BTAB;
+	case KEY_BACKSPACE: return TK_BACKSPACE;
+	case KEY_DC: return TK_DELETE;
+	case KEY_F(1): return TK_F1;
+	case KEY_ENTER: return TK_KEYPAD_ENTER;
+	default: return TK_OTHER;
 	}
 }
 
 static void
-resume_session(struct tui *t, const struct db_session *s)
+handle_key(struct tui *t, int key)
 {
-	const char *how = NULL;
-	char *err = NULL;
-	long long id = s->id;
-
-	tui_message(t, false, "resuming session %lld...", id);
-	tui_flush_now(t);
-	if (session_resume(t->ctx, s, &how, &err) != 0)
-		tui_message(t, true, "session %lld: %s", id, err);
-	else
-		tui_message(t, false, "session %lld %s", id, how);
-	free(err);
-	tui_refresh_full(t);
-}
-
-static void
-do_resume(struct tui *t)
-{
-	const struct db_session *s = need_session(t, NULL);
-
-	if (s != NULL)
-		resume_session(t, s);
-}
-
-/* After the y of x's question. */
-static void
-do_kill(struct tui *t)
-{
-	enum session_status st;
-	const struct db_session *s;
-	char *err = NULL;
-	long long id = t->confirm_id;
-
-	t->mode = MODE_MAIN;
-	if ((s = tui_session(t, id, &st)) == NULL) {
-		tui_message(t, true, "session %lld is gone already", id);
-		return;
-	}
-	if (session_kill(t->ctx, s, &err) != 0)
-		tui_message(t, true, "session %lld: %s", id, err);
-	else
-		tui_message(t, false, st == SESSION_GONE ? "session %lld was not running"
-				      : "session %lld killed; r resumes it", id);
-	free(err);
-	tui_refresh_full(t);
-}
-
-static void
-do_delete(struct tui *t)
-{
-	const struct db_session *s;
-	char *err = NULL;
-	long long id = t->confirm_id;
-
-	t->mode = MODE_MAIN;
-	if ((s = tui_session(t, id, NULL)) == NULL) {
-		tui_message(t, true, "session %lld is gone already", id);
-		return;
-	}
-	if (session_rm(t->ctx, s, &err) != 0)
-		tui_message(t, true, "session %lld: %s", id, err);
-	else
-		tui_message(t, false, "session %lld deleted", id);
-	free(err);
-	tui_refresh_full(t);
-}
-
-/* ---- keys ---- */
-
-static void
-key_main(struct tui *t, int ch, bool is_key)
-{
-	int page = tui_list_rows(t) > 1 ? tui_list_rows(t) - 1 : 1;
-
-	if (is_key) {
-		switch (ch) {
-		case KEY_UP: tui_move(t, -1); break;
-		case KEY_DOWN: tui_move(t, 1); break;
-		case KEY_PPAGE: tui_move(t, -page); break;
-		case KEY_NPAGE: tui_move(t, page); break;
-		case KEY_HOME: tui_move(t, -((long)1 << 30)); break;
-		case KEY_END: tui_move(t, (long)1 << 30); break;
-		case KEY_LEFT: t->focus = 0; break;
-		case KEY_RIGHT: t->focus = 1; break;
-		case KEY_BTAB: t->focus = !t->focus; break;
-		case KEY_ENTER: do_enter(t); break;
-		case KEY_F(1): t->mode = MODE_HELP; break;
-		default: break;
-		}
-		return;
-	}
-	switch (ch) {
-	case 'q': case 'Q': quit_signal = -1; break;
-	case '\t': t->focus = !t->focus; break;
-	/* vi's movement keys move; none of them acts on a session. */
-	case 'j': tui_move(t, 1); break;
-	case 'k': tui_move(t, -1); break;
-	case 'g': tui_move(t, -((long)1 << 30)); break;
-	case 'G': tui_move(t, (long)1 << 30); break;
-	case '\r': case '\n': do_enter(t); break;
-	case 'a': do_attach(t); break;
-	case 'n': dialog_new_open(t); break;
-	case 'r': do_resume(t); break;
-	case 'x': ask(t, CONFIRM_KILL); break;
-	case 'd': ask(t, CONFIRM_DELETE); break;
-	case 'p': dialog_project_open(t); break;
-	case 'v':
-		t->preview.hidden = !t->preview.hidden;
-		tui_message(t, false, t->preview.hidden ? "preview hidden; v shows it"
-				      : "preview shown; v hides it");
-		break;
-	case '/':
-		field_set(&t->filter, t->filter_text);
-		t->mode = MODE_FILTER;
-		break;
-	case '?': t->mode = MODE_HELP; break;
-	case 27:  /* Esc: clear the filter, then the message */
-		if (t->filter_text != NULL && *t->filter_text) {
-			free(t->filter_text);
-			t->filter_text = NULL;
-			tui_rebuild(t);
-		} else {
-			free(t->msg);
-			t->msg = NULL;
-		}
-		break;
-	case 12: t->frame.all_dirty = true; break;  /* ^L */
-	default: break;
-	}
-}
-
-static void
-key_filter(struct tui *t, int ch, bool is_key)
-{
-	if (!is_key && ch == 27) {
-		free(t->filter_text);
-		t->filter_text = NULL;
-		t->mode = MODE_MAIN;
-	} else if ((!is_key && (ch == '\r' || ch == '\n')) || (is_key && ch == KEY_ENTER)) {
-		t->mode = MODE_MAIN;
-		return;
-	} else if (is_key && (ch == KEY_UP || ch == KEY_DOWN)) {
-		t->mode = MODE_MAIN;
-		key_main(t, ch, is_key);
-		return;
-	} else {
-		field_key(&t->filter, ch, is_key);
-		free(t->filter_text);
-		t->filter_text = field_text(&t->filter);
-	}
-	tui_rebuild(t);
-}
-
-static void
-key_confirm(struct tui *t, int ch, bool is_key)
-{
-	bool no = !is_key && (ch == 'n' || ch == 'N' || ch == 27 || ch == 'q');
-
-	if (t->confirm_kind == CONFIRM_CONSENT) {
-		char *err = NULL;
-
-		if (!is_key && (ch == 'y' || ch == 'Y')) {
-			t->mode = MODE_NEW;
-			if (consent_record(false, &err) != 0) {
-				tui_message(t, true, "%s", err);
-				free(err);
-				return;
-			}
-			dialog_new_submit(t);
-		} else if (no) {
-			t->mode = MODE_NEW;
-			tui_message(t, true, "not started: sandboxed sessions need that consent");
-		}
-		return;
-	}
-	if (t->confirm_kind == CONFIRM_STOPPED) {
-		enum session_status st = SESSION_GONE;
-		const struct db_session *s = tui_session(t, t->confirm_id, &st);
-
-		if (is_key || no) {
-			if (no)
-				t->mode = MODE_MAIN;
-			return;
-		}
-		if (ch == 'r' || ch == 'R') {
-			t->mode = MODE_MAIN;
-			if (s != NULL)
-				resume_session(t, s);
-		} else if ((ch == 'a' || ch == 'A') && st != SESSION_GONE) {
-			t->mode = MODE_MAIN;
-			if (s != NULL)
-				attach_id(t, s->id, st);
-		}
-		return;
-	}
-	if (!is_key && (ch == 'y' || ch == 'Y')) {
-		if (t->confirm_kind == CONFIRM_KILL)
-			do_kill(t);
-		else
-			do_delete(t);
-	} else if (no)
-		t->mode = MODE_MAIN;
-}
-
-static void
-handle_key(struct tui *t, int ch, bool is_key)
-{
-	switch (t->mode) {
-	case MODE_MAIN: key_main(t, ch, is_key); break;
-	case MODE_FILTER: key_filter(t, ch, is_key); break;
-	case MODE_NEW: dialog_new_key(t, ch, is_key); break;
-	case MODE_PROJECT: dialog_project_key(t, ch, is_key); break;
-	case MODE_CONFIRM: key_confirm(t, ch, is_key); break;
-	case MODE_HELP: t->mode = MODE_MAIN; break;
-	}
+	tui_act(t, state_key(&t->st, key));
 }
 
 /*
  * One key, then the redraw it causes.  A function of its own so that the
  * benchmark can measure exactly this (callgrind --toggle-collect).
  */
-__attribute__((noinline)) void tui_key_and_draw(struct tui *t, int ch, bool is_key);
+__attribute__((noinline)) void tui_key_and_draw(struct tui *t, int key);
 __attribute__((noinline)) void
-tui_key_and_draw(struct tui *t, int ch, bool is_key)
+tui_key_and_draw(struct tui *t, int key)
 {
-	handle_key(t, ch, is_key);
+	handle_key(t, key);
 	/* A new selection shows its own screen in the same redraw. */
 	tui_preview_update(t);
-	tui_compose(t);
+	draw_compose(&t->st, &t->frame);
 	frame_flush(&t->frame);
 }
 
@@ -665,20 +361,10 @@ tui_key_and_draw(struct tui *t, int ch, bool is_key)
 static void
 tui_free(struct tui *t)
 {
-	db_project_list_free(t->projects);
-	db_session_list_free(t->sessions);
-	free(t->status);
-	free(t->sbtext);
+	state_free(&t->st);
 	tmux_panes_free(&t->panes);
-	preview_free(&t->preview);
-	free(t->pv);
-	free(t->sv);
-	free(t->pcount);
-	free(t->pwaiting);
-	free(t->filter_text);
-	free(t->msg);
 	free(t->last_refresh_err);
-	dialog_new_free(&t->nd);
+	free(t->harness_names);
 	frame_free(&t->frame);
 }
 
@@ -687,14 +373,14 @@ loop(struct tui *t)
 {
 	bool dirty = true;
 
-	while (quit_signal == 0) {
+	while (quit_signal == 0 && !t->quit) {
 		long long now = tui_now_ms();
 		if (now - t->last_refresh >= REFRESH_MS) {
 			if (tui_refresh(t))
 				dirty = true;
-			if (t->msg != NULL && !t->msg_error && now - t->msg_at >= INFO_MS) {
-				free(t->msg);
-				t->msg = NULL;
+			if (t->st.msg != NULL && !t->st.msg_error && now - t->st.msg_at >= INFO_MS) {
+				free(t->st.msg);
+				t->st.msg = NULL;
 				dirty = true;
 			}
 		}
@@ -708,7 +394,7 @@ loop(struct tui *t)
 			dirty = true;
 		if (dirty) {
 			errcap_to_message(t);
-			tui_compose(t);
+			draw_compose(&t->st, &t->frame);
 			frame_flush(&t->frame);
 			dirty = false;
 		}
@@ -724,7 +410,7 @@ loop(struct tui *t)
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
-			tui_message(t, true, "poll: %s", strerror(errno));
+			state_message(&t->st, true, "poll: %s", strerror(errno));
 			break;
 		}
 		if (p[1].revents & POLLIN) {
@@ -742,18 +428,16 @@ loop(struct tui *t)
 			wint_t wc;
 			int rc, keys = 0;
 			/* Everything typed so far, then one redraw. */
-			while (quit_signal == 0 && (rc = wget_wch(stdscr, &wc)) != ERR) {
+			while (quit_signal == 0 && !t->quit && (rc = wget_wch(stdscr, &wc)) != ERR) {
 				keys++;
 				if (rc == KEY_CODE_YES && wc == KEY_RESIZE) {
 					term_resize(t);
 					continue;
 				}
-				if (keys == 1 && rc == KEY_CODE_YES)
-					tui_key_and_draw(t, (int)wc, true);
-				else if (keys == 1)
-					tui_key_and_draw(t, (int)wc, false);
+				if (keys == 1)
+					tui_key_and_draw(t, key_code(rc, wc));
 				else
-					handle_key(t, (int)wc, rc == KEY_CODE_YES);
+					handle_key(t, key_code(rc, wc));
 			}
 			if (keys != 1)
 				dirty = true;
@@ -771,7 +455,7 @@ write_stats(const struct tui *t)
 	if (path == NULL || *path == '\0' || (f = fopen(path, "ae")) == NULL)
 		return;
 	fprintf(f, "refreshes %lu quick %lu rows_drawn %lu captures %lu\n", t->refreshes,
-		t->quick_refreshes, t->frame.lines_drawn, t->preview.captures);
+		t->quick_refreshes, t->frame.lines_drawn, t->st.preview.captures);
 	fclose(f);
 }
 
@@ -785,6 +469,7 @@ tui_run(struct cmd_ctx *ctx)
 	memset(&t, 0, sizeof t);
 	t.ctx = ctx;
 	frame_init(&t.frame);
+	state_init(&t.st, NULL, 0);
 	if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
 		cmd_error("cannot create a pipe: %s", strerror(errno));
 		return EXIT_FAIL;
@@ -798,6 +483,12 @@ tui_run(struct cmd_ctx *ctx)
 		goto out;
 	}
 	cmd_registry(ctx);
+	/* The state knows the harnesses by name only. */
+	t.harness_names = xcalloc(ctx->reg.nharnesses + 1, sizeof *t.harness_names);
+	for (size_t i = 0; i < ctx->reg.nharnesses; i++)
+		t.harness_names[i] = ctx->reg.harnesses[i].name;
+	t.st.harnesses = t.harness_names;
+	t.st.nharnesses = ctx->reg.nharnesses;
 	signals_install();
 	if (term_start(&err) != 0) {
 		signals_restore();

@@ -1,0 +1,316 @@
+/* actions.c: what the keys asked for, done: the session service (attach,
+ * resume, kill, delete, new), the consent, and adding a project.  The
+ * state says what; this file does the I/O and puts the result in the
+ * message line. */
+#include "app.h"
+#include "cmd.h"
+#include "consent.h"
+#include "project.h"
+#include "sandbox.h"
+#include "util.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+/*
+ * How to come back from an attach, with the server's own prefix key: detach
+ * (attach-session), or the last session or window (switch-client: the
+ * TUI's pane stays where it was).  Caller frees.
+ */
+static char *
+back_hint(struct tui *t, bool sw)
+{
+	const char *pane = getenv("TMUX_PANE");
+	char *key = NULL, *where = NULL, *hint;
+	char k;
+
+	if (tmux_prefix(&t->ctx->tmux, &key, NULL) != 0)
+		key = NULL;
+	if (!sw)
+		k = 'd';
+	else if (pane != NULL &&
+		 tmux_display(&t->ctx->tmux, pane, "#{session_name}", &where, NULL) == 0 &&
+		 strcmp(where, t->ctx->tmux.session) == 0)
+		k = 'l';  /* the TUI is a window of the same session: last-window */
+	else
+		k = 'L';  /* another session: switch-client -l */
+	hint = xasprintf("%s %c: back to hqt", key != NULL ? key : "prefix", k);
+	free(where);
+	free(key);
+	return hint;
+}
+
+struct attach_call {
+	struct tui *t;
+	const char *name;
+	char **err;
+};
+
+static int
+attach_here(void *arg)
+{
+	struct attach_call *c = arg;
+
+	return tmux_attach(&c->t->ctx->tmux, c->name, true, c->err);
+}
+
+static void
+attach_id(struct tui *t, long long id, enum session_status st)
+{
+	struct strv argv = STRV_INIT, envp = STRV_INIT;
+	char name[32], *err = NULL, *hint;
+	bool sw = false;
+	int rc;
+
+	if (st == SESSION_GONE) {
+		state_message(&t->st, true, "session %lld has no window; r brings it back", id);
+		return;
+	}
+	session_window_name(id, name, sizeof name);
+	{
+		/* Looked at: its "needs you" mark ends. */
+		char *ign = NULL;
+		(void)db_session_set_seen(t->ctx->db, id, (long long)time(NULL), &ign);
+		free(ign);
+	}
+	/* Inside tmux on the same server the client just switches windows and
+	 * this TUI keeps its pane; otherwise it steps aside for the attach. */
+	if (tmux_attach_argv(&t->ctx->tmux, name, &argv, &envp, &sw, &err) != 0) {
+		state_message(&t->st, true, "%s", err);
+		free(err);
+		return;
+	}
+	strv_clear(&argv);
+	strv_clear(&envp);
+	/* Where the user lands: the hqt session's status line says it too. */
+	hint = back_hint(t, sw);
+	tmux_session_hint(&t->ctx->tmux, hint, NULL);
+	if (sw) {
+		rc = tmux_attach(&t->ctx->tmux, name, true, &err);
+	} else {
+		struct attach_call c = { t, name, &err };
+		rc = tui_step_aside(t, attach_here, &c);
+	}
+	if (rc != 0)
+		state_message(&t->st, true, "%s", err);
+	else if (sw)
+		state_message(&t->st, false, "switched to session %lld; %s", id, hint);
+	else
+		state_message(&t->st, false, "back from session %lld (%s)", id, hint);
+	free(hint);
+	free(err);
+	tui_refresh_full(t);
+}
+
+static void
+resume_session(struct tui *t, const struct db_session *s)
+{
+	const char *how = NULL;
+	char *err = NULL;
+	long long id = s->id;
+
+	state_message(&t->st, false, "resuming session %lld...", id);
+	tui_flush_now(t);
+	if (session_resume(t->ctx, s, &how, &err) != 0)
+		state_message(&t->st, true, "session %lld: %s", id, err);
+	else
+		state_message(&t->st, false, "session %lld %s", id, how);
+	free(err);
+	tui_refresh_full(t);
+}
+
+/* After the y of x's question. */
+static void
+do_kill(struct tui *t, long long id)
+{
+	enum session_status st;
+	const struct db_session *s;
+	char *err = NULL;
+
+	if ((s = state_session(&t->st, id, &st)) == NULL) {
+		state_message(&t->st, true, "session %lld is gone already", id);
+		return;
+	}
+	if (session_kill(t->ctx, s, &err) != 0)
+		state_message(&t->st, true, "session %lld: %s", id, err);
+	else
+		state_message(&t->st, false, st == SESSION_GONE ? "session %lld was not running"
+				      : "session %lld killed; r resumes it", id);
+	free(err);
+	tui_refresh_full(t);
+}
+
+static void
+do_delete(struct tui *t, long long id)
+{
+	const struct db_session *s;
+	char *err = NULL;
+
+	if ((s = state_session(&t->st, id, NULL)) == NULL) {
+		state_message(&t->st, true, "session %lld is gone already", id);
+		return;
+	}
+	if (session_rm(t->ctx, s, &err) != 0)
+		state_message(&t->st, true, "session %lld: %s", id, err);
+	else
+		state_message(&t->st, false, "session %lld deleted", id);
+	free(err);
+	tui_refresh_full(t);
+}
+
+/* The new-session dialog, from the probe and hqt.ini. */
+static void
+new_open(struct tui *t)
+{
+	const struct db_project *p = state_selected_project(&t->st);
+	const struct sandbox_defaults *d = &t->ctx->cfg.sandbox;
+	struct new_dialog_init in;
+	struct sandbox_probe pr;
+
+	if (p == NULL)
+		return;
+	memset(&in, 0, sizeof in);
+	in.project_id = p->id;
+	in.project = p->name;
+	/* The same check as hqt doctor and hqt new. */
+	in.sandbox_ok = sandbox_probe(&pr) == 0;
+	in.reason = pr.reason;
+	in.fix = pr.fix;
+	in.sandbox_default = d->enabled;
+	in.fs_rw_default = d->fs_rw;
+	in.net_default = d->net;
+	dialog_new_open(&t->st, &in);
+	sandbox_probe_clear(&pr);
+}
+
+static void
+new_submit(struct tui *t)
+{
+	struct new_dialog *nd = &t->st.nd;
+	const char *harness = t->st.harnesses[nd->harness];
+	struct session_request r = { NULL, NULL, NULL, NULL, -1, -1, -1, -1, NULL };
+	char *nick = field_value(&nd->nickname), *model = field_value(&nd->model), *err = NULL;
+	long long id = 0;
+	int rc;
+
+	/* The first sandboxed session asks for the consent (consent.h); the
+	 * dialog stays as it is behind the question. */
+	if (nd->sandbox && !consent_given()) {
+		free(nick);
+		free(model);
+		t->st.confirm_kind = CONFIRM_CONSENT;
+		t->st.mode = MODE_CONFIRM;
+		return;
+	}
+	r.project = nd->project;
+	r.harness = harness;
+	r.nickname = nick;
+	r.model = model;
+	/* Always explicit: what the dialog showed is what runs. */
+	r.sandbox = nd->sandbox ? 1 : 0;
+	if (nd->sandbox) {
+		r.fs_rw = nd->fs_rw;
+		r.net = nd->net;
+	}
+	state_message(&t->st, false, "starting %s in %s%s...", harness, nd->project,
+		    nd->sandbox ? " (sandboxed)" : "");
+	tui_flush_now(t);
+	rc = session_create(t->ctx, &r, &id, &err);
+	t->st.last_harness = nd->harness;
+	if (rc == 0)
+		state_message(&t->st, false, "session %lld started: %s in %s%s", id, harness, nd->project,
+			    nd->sandbox ? " (sandboxed)" : "");
+	else if (id > 0)
+		state_message(&t->st, true, "session %lld did not start: %s", id, err);
+	else
+		state_message(&t->st, true, "%s", err != NULL ? err : "cannot start the session");
+	free(err);
+	free(nick);
+	free(model);
+	if (rc != 0 && id == 0)
+		return;  /* nothing was created: let the user correct the dialog */
+	t->st.ssel = id;
+	t->st.focus = 1;
+	t->st.mode = MODE_MAIN;
+	dialog_new_free(nd);
+	tui_refresh_full(t);
+}
+
+static void
+project_open(struct tui *t)
+{
+	char cwd[PATH_MAX];
+
+	if (getcwd(cwd, sizeof cwd) == NULL)
+		cwd[0] = '\0';
+	dialog_project_open(&t->st, cwd);
+}
+
+static void
+project_submit(struct tui *t)
+{
+	struct project_dialog *pd = &t->st.pd;
+	char *name = field_value(&pd->name), *path = field_value(&pd->path);
+	char *expanded = path != NULL ? expand_home(path) : xstrdup(""), *abs = NULL, *err = NULL;
+	long long id = 0;
+	int rc;
+
+	rc = project_check(name != NULL ? name : "", expanded, &abs, &err);
+	if (rc == 0 && db_project_add(t->ctx->db, name, abs, &id, &err) != 0)
+		rc = PROJECT_BAD_NAME;  /* a duplicate name, most likely */
+	if (rc != 0) {
+		state_message(&t->st, true, "%s", err != NULL ? err : "cannot add the project");
+		pd->focus = rc == PROJECT_BAD_PATH ? PF_PATH : PF_NAME;
+	} else {
+		state_message(&t->st, false, "project %s added: %s", name, abs);
+		t->st.mode = MODE_MAIN;
+		t->st.psel = id;
+		t->st.ssel = 0;
+		t->st.focus = 0;
+		tui_refresh_full(t);
+	}
+	free(err);
+	free(abs);
+	free(expanded);
+	free(path);
+	free(name);
+}
+
+void
+tui_act(struct tui *t, struct tui_action a)
+{
+	enum session_status st = SESSION_GONE;
+	const struct db_session *s = a.id > 0 ? state_session(&t->st, a.id, &st) : NULL;
+	char *err = NULL;
+
+	switch (a.kind) {
+	case ACT_NONE: break;
+	case ACT_QUIT: t->quit = true; break;
+	case ACT_REDRAW: t->frame.all_dirty = true; break;
+	case ACT_ATTACH:
+		if (s != NULL)
+			attach_id(t, s->id, st);
+		break;
+	case ACT_RESUME:
+		if (s != NULL)
+			resume_session(t, s);
+		break;
+	case ACT_KILL: do_kill(t, a.id); break;
+	case ACT_DELETE: do_delete(t, a.id); break;
+	case ACT_NEW_OPEN: new_open(t); break;
+	case ACT_NEW_SUBMIT: new_submit(t); break;
+	case ACT_CONSENT:
+		if (consent_record(false, &err) != 0) {
+			state_message(&t->st, true, "%s", err);
+			free(err);
+			break;
+		}
+		new_submit(t);
+		break;
+	case ACT_PROJECT_OPEN: project_open(t); break;
+	case ACT_PROJECT_SUBMIT: project_submit(t); break;
+	}
+}

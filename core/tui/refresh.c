@@ -1,0 +1,332 @@
+/* refresh.c: reading what the TUI shows: projects and sessions from the
+ * database (only when its files changed), their live status from tmux (one
+ * list-panes a second while nothing moves), and the selected session's
+ * pane for the preview (only when the pane list says it changed).
+ *
+ * What the preview costs: nothing but a comparison while nothing changes.
+ * The pane list the refresh reads anyway says when the selected pane last
+ * printed (window_activity), how much history it has and its size; only
+ * when one of those moved, or the selection did, is that one pane captured
+ * (one tmux process).  Nothing is captured while the preview is hidden or
+ * does not fit. */
+#include "app.h"
+#include "cmd.h"
+#include "util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+/* Output this recent may still turn into a status change (session.c
+ * calls 2 s of quiet "waiting"): keep reading the full status. */
+#define QUIET_SECONDS 3
+#define FULL_MS 30000
+
+/* A dead pane's first line scrolled into the history when tmux printed
+ * "Pane is dead" (tmux.h): one line of history brings it back. */
+#define DEAD_HISTORY 1
+
+static void
+refresh_error(struct tui *t, const char *what, const char *err)
+{
+	char *line = xasprintf("%s: %s", what, err != NULL ? err : "failed");
+
+	/* Once per distinct error, not every second. */
+	if (t->last_refresh_err == NULL || strcmp(t->last_refresh_err, line) != 0)
+		state_message(&t->st, true, "%s", line);
+	free(t->last_refresh_err);
+	t->last_refresh_err = line;
+}
+
+/* FNV-1a over what the pane list says; equal hashes: nothing moved. */
+static unsigned long long
+fnv(unsigned long long h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 1099511628211ULL;
+	return h;
+}
+
+static unsigned long long
+panes_fingerprint(const struct tmux_panes *ps, long long *newest)
+{
+	unsigned long long h = 14695981039346656037ULL;
+
+	*newest = 0;
+	h = fnv(h, &ps->n, sizeof ps->n);
+	for (size_t i = 0; i < ps->n; i++) {
+		const struct tmux_pane *p = &ps->v[i];
+		h = fnv(h, p->window_name, strlen(p->window_name) + 1);
+		h = fnv(h, p->pane_id, strlen(p->pane_id) + 1);
+		h = fnv(h, &p->dead, sizeof p->dead);
+		h = fnv(h, &p->dead_status, sizeof p->dead_status);
+		h = fnv(h, &p->pid, sizeof p->pid);
+		h = fnv(h, &p->activity, sizeof p->activity);
+		h = fnv(h, &p->width, sizeof p->width);
+		h = fnv(h, &p->height, sizeof p->height);
+		if (p->activity > *newest)
+			*newest = p->activity;
+	}
+	return h;
+}
+
+/* What the database files look like: any commit, ours or another hqt's,
+ * changes the -wal file (or, after a checkpoint, the database itself). */
+static unsigned long long
+db_stamp(const char *path)
+{
+	unsigned long long h = 14695981039346656037ULL;
+	char *wal = xasprintf("%s-wal", path);
+	const char *files[] = { path, wal };
+
+	for (size_t i = 0; i < ARRAY_SIZE(files); i++) {
+		struct stat st;
+		if (stat(files[i], &st) != 0) {
+			h = fnv(h, "-", 1);
+			continue;
+		}
+		h = fnv(h, &st.st_ino, sizeof st.st_ino);
+		h = fnv(h, &st.st_size, sizeof st.st_size);
+		h = fnv(h, &st.st_mtim.tv_sec, sizeof st.st_mtim.tv_sec);
+		h = fnv(h, &st.st_mtim.tv_nsec, sizeof st.st_mtim.tv_nsec);
+	}
+	free(wal);
+	return h;
+}
+
+bool
+tui_refresh(struct tui *t)
+{
+	struct db_project_list *pl = t->st.projects;
+	struct db_session_list *sl = t->st.sessions;
+	struct tmux_panes panes = { NULL, 0 };
+	unsigned long long fp = 0, stamp = db_stamp(db_path(t->ctx->db));
+	long long newest = 0, now = tui_now_ms();
+	enum session_status *st;
+	bool have_fp = false, changed = false, stale = now - t->last_full >= FULL_MS;
+	char *err = NULL;
+
+	t->last_refresh = now;
+	t->refreshes++;
+	/* The database first, only when it changed: an unchanged one costs
+	 * two stat() calls instead of two queries. */
+	if (sl == NULL || stamp != t->db_stamp || stale) {
+		if (db_project_list(t->ctx->db, &pl, &err) != 0) {
+			refresh_error(t, "cannot read projects", err);
+			free(err);
+			return true;
+		}
+		if (db_session_list(t->ctx->db, 0, &sl, &err) != 0) {
+			refresh_error(t, "cannot read sessions", err);
+			free(err);
+			db_project_list_free(pl);
+			return true;
+		}
+		changed = true;
+		t->db_stamp = stamp;
+	}
+	st = xcalloc(sl->n + 1, sizeof *st);
+	for (size_t i = 0; i < sl->n; i++)
+		st[i] = SESSION_GONE;
+	/*
+	 * The full status costs a list-panes and a batched capture of every
+	 * pane.  While nothing moves (same panes, no output for a while, the
+	 * same rows) the texts are what they were, so the statuses are too:
+	 * one list-panes is enough.  A full read still happens every
+	 * FULL_MS, for harness ids still to be captured.
+	 */
+	if (sl->n > 0 && tmux_list_panes(&t->ctx->tmux, &panes, &err) == 0) {
+		fp = panes_fingerprint(&panes, &newest);
+		have_fp = true;
+	}
+	/* Kept for the preview: when its pane last printed, without a tmux
+	 * call of its own. */
+	tmux_panes_free(&t->panes);
+	t->panes = panes;
+	t->panes_ok = have_fp || sl->n == 0;
+	free(err);
+	err = NULL;
+	if (have_fp && t->st.status != NULL && fp == t->panes_fp &&
+	    state_sessions_same(t->st.sessions, sl) &&
+	    (long long)time(NULL) - newest > QUIET_SECONDS && !stale) {
+		memcpy(st, t->st.status, sl->n * sizeof *st);
+		t->quick_refreshes++;
+	} else if (sl->n > 0 && session_status_all(t->ctx, sl, st, &err) != 0) {
+		/* A constant number of tmux calls, however many sessions. */
+		refresh_error(t, "cannot read the status from tmux", err);
+		free(err);
+		for (size_t i = 0; i < sl->n; i++)
+			st[i] = SESSION_GONE;
+		have_fp = false;
+		changed = true;
+	} else {
+		t->last_full = now;
+		if (t->last_refresh_err != NULL) {
+			free(t->last_refresh_err);
+			t->last_refresh_err = NULL;
+		}
+	}
+	t->panes_fp = have_fp ? fp : 0;
+	if (state_set_model(&t->st, pl != t->st.projects ? pl : NULL,
+			    sl != t->st.sessions ? sl : NULL, st))
+		changed = true;
+	return changed;
+}
+
+void
+tui_refresh_full(struct tui *t)
+{
+	t->last_full = tui_now_ms() - FULL_MS;
+	tui_refresh(t);
+}
+
+/* Is the capture still what the pane shows, as far as the list tells? */
+static bool
+preview_current(const struct preview *p, long long id, const struct tmux_pane *tp)
+{
+	/* A capture that failed is not tried again either until the pane moves. */
+	return (p->what == PREVIEW_LINES || p->what == PREVIEW_NOTE) && p->id == id &&
+	       strcmp(p->pane, tp->pane_id) == 0 &&
+	       p->activity == tp->activity && p->history == tp->history_size &&
+	       p->width == tp->width && p->height == tp->height && p->dead == tp->dead &&
+	       /* Output later in the second of the capture leaves the activity
+		* as it was: capture once more after that second has passed. */
+	       p->captured_at > tp->activity;
+}
+
+static bool
+set_note(struct preview *p, long long id, enum preview_what what, char *note)
+{
+	bool same = p->what == what && p->id == id &&
+		    (p->note == NULL ? note == NULL : note != NULL && strcmp(p->note, note) == 0);
+
+	if (same) {
+		free(note);
+		return false;
+	}
+	preview_forget(p);
+	p->what = what;
+	p->id = id;
+	p->note = note;
+	return true;
+}
+
+/* What the pane list said of the pane at this capture. */
+static void
+remember(struct preview *p, const struct tmux_pane *tp)
+{
+	snprintf(p->pane, sizeof p->pane, "%s", tp->pane_id);
+	p->activity = tp->activity;
+	p->history = tp->history_size;
+	p->width = tp->width;
+	p->height = tp->height;
+	p->dead = tp->dead;
+	p->captured_at = (long long)time(NULL);
+}
+
+static bool
+lines_equal(const struct strv *a, const struct strv *b)
+{
+	if (a->n != b->n)
+		return false;
+	for (size_t i = 0; i < a->n; i++)
+		if (strcmp(a->v[i], b->v[i]) != 0)
+			return false;
+	return true;
+}
+
+static bool
+blank(const char *s)
+{
+	return s[strspn(s, " \t")] == '\0';
+}
+
+/*
+ * tmux writes "Pane is dead (status N, DATE)" on the bottom row of a dead
+ * pane, however far above it the harness's last line is: moved up under
+ * that line, so that the last lines that fit show both.
+ */
+static void
+close_dead_gap(struct strv *lines)
+{
+	struct strv out = STRV_INIT;
+	size_t end;
+
+	if (lines->n < 2 || strncmp(lines->v[lines->n - 1], "Pane is dead", 12) != 0)
+		return;
+	for (end = lines->n - 1; end > 0 && blank(lines->v[end - 1]); end--)
+		;
+	for (size_t i = 0; i < end; i++)
+		strv_push(&out, lines->v[i]);
+	strv_push(&out, lines->v[lines->n - 1]);
+	strv_clear(lines);
+	*lines = out;
+}
+
+bool
+tui_preview_update(struct tui *t)
+{
+	struct preview *p = &t->st.preview;
+	struct layout lay;
+	const struct db_session *s;
+	const struct tmux_pane *tp;
+	struct strv lines = STRV_INIT;
+	char name[32], *text = NULL, *err = NULL;
+	bool changed;
+
+	state_layout(&t->st, &lay);
+	if (!lay.preview) {
+		/* Hidden or no room: drop what was read, so that showing it
+		 * again reads it afresh. */
+		changed = p->what != PREVIEW_NONE;
+		preview_forget(p);
+		return changed;
+	}
+	if ((s = state_selected(&t->st, NULL)) == NULL)
+		return set_note(p, 0, PREVIEW_NONE, NULL);
+	if (!t->panes_ok)
+		return set_note(p, s->id, PREVIEW_NOTE, xstrdup("tmux did not list the panes"));
+	session_window_name(s->id, name, sizeof name);
+	if ((tp = tmux_panes_find(&t->panes, name)) == NULL)
+		return set_note(p, s->id, PREVIEW_GONE,
+				xasprintf("session %lld has no window; r brings it back", s->id));
+	if (preview_current(p, s->id, tp))
+		return false;
+	p->captures++;
+	if (tmux_capture(&t->ctx->tmux, tp->pane_id, tp->dead ? DEAD_HISTORY : 0, &text,
+			 &err) != 0) {
+		changed = set_note(p, s->id, PREVIEW_NOTE,
+				   xstrdup(err != NULL ? err : "tmux: capture-pane failed"));
+		free(err);
+		remember(p, tp);
+		return changed;
+	}
+	if (text == NULL)  /* gone since the list: the next one says so */
+		return set_note(p, s->id, PREVIEW_GONE,
+				xasprintf("session %lld has no window; r brings it back", s->id));
+	/* Plain text (no -e: no colours), trailing blank lines dropped, as
+	 * hqt peek prints it.  It is the harness's, so untrusted: frame_text
+	 * escapes what could move the cursor when it is drawn. */
+	session_screen_lines(text, 0, &lines);
+	free(text);
+	if (tp->dead)
+		close_dead_gap(&lines);
+	changed = p->what != PREVIEW_LINES || p->id != s->id || !lines_equal(&p->lines, &lines);
+	preview_forget(p);
+	p->lines = lines;
+	p->what = PREVIEW_LINES;
+	p->id = s->id;
+	remember(p, tp);
+	/* Previewed is looked at: a "needs you" since before now is seen. */
+	if (s->attention_since != 0 && s->seen_at < s->attention_since) {
+		char *ign = NULL;
+		(void)db_session_set_seen(t->ctx->db, s->id, (long long)time(NULL), &ign);
+		free(ign);
+	}
+	return changed;
+}
+
