@@ -6,6 +6,7 @@
 #include "tui.h"
 #include "app.h"
 #include "cmd.h"
+#include "process.h"
 #include "util.h"
 
 #include <curses.h>
@@ -483,6 +484,9 @@ tui_run(struct cmd_ctx *ctx)
 		goto out;
 	}
 	cmd_registry(ctx);
+	/* Looked up on PATH once, not at every refresh's tmux call. */
+	if (ctx->tmux.bin == NULL)
+		ctx->tmux.bin = find_in_path("tmux", NULL);
 	/* The state knows the harnesses by name only. */
 	t.harness_names = xcalloc(ctx->reg.nharnesses + 1, sizeof *t.harness_names);
 	for (size_t i = 0; i < ctx->reg.nharnesses; i++)
