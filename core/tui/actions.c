@@ -8,6 +8,7 @@
 #include "project.h"
 #include "sandbox.h"
 #include "util.h"
+#include "worktree.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -182,6 +183,11 @@ new_open(struct tui *t)
 	in.sandbox_default = d->enabled;
 	in.fs_rw_default = d->fs_rw;
 	in.net_default = d->net;
+	/* hqt new's checks (session.c): the top of a repository, with a
+	 * commit to branch from. */
+	in.worktree_default = t->ctx->cfg.worktree;
+	in.git = worktree_repo_top(p->path);
+	in.git_commit = in.git && worktree_has_commit(p->path);
 	dialog_new_open(&t->st, &in);
 	sandbox_probe_clear(&pr);
 }
@@ -215,14 +221,16 @@ new_submit(struct tui *t)
 		r.fs_rw = nd->fs_rw;
 		r.net = nd->net;
 	}
+	r.worktree = nd->worktree_ok && nd->worktree ? 1 : 0;
 	state_message(&t->st, false, "starting %s in %s%s...", harness, nd->project,
 		    nd->sandbox ? " (sandboxed)" : "");
 	tui_flush_now(t);
 	rc = session_create(t->ctx, &r, &id, &err);
 	t->st.last_harness = nd->harness;
 	if (rc == 0)
-		state_message(&t->st, false, "session %lld started: %s in %s%s", id, harness, nd->project,
-			    nd->sandbox ? " (sandboxed)" : "");
+		state_message(&t->st, false, "session %lld started: %s in %s%s%s", id, harness,
+			      nd->project, nd->sandbox ? " (sandboxed)" : "",
+			      r.worktree ? ", in a worktree of its own" : "");
 	else if (id > 0)
 		state_message(&t->st, true, "session %lld did not start: %s", id, err);
 	else

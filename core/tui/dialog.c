@@ -1,6 +1,7 @@
 /* dialog.c: the state of the TUI's dialogs (new session with its sandbox
  * controls, add project) and what their keys do.  What they start from is
  * gathered by actions.c; what they submit, actions.c does. */
+#include "config.h"
 #include "project.h"
 #include "state.h"
 #include "util.h"
@@ -17,6 +18,27 @@ is_enter(int key)
 }
 
 /* ---- new session ---- */
+
+/*
+ * [sessions] worktree in the dialog: always on, never off, and ask (the
+ * default) on for a sandboxed writable session, as hqt new decides, while
+ * the user has not chosen (then the switch follows the sandbox controls).
+ */
+static void
+worktree_follow(struct new_dialog *nd)
+{
+	if (!nd->worktree_ok) {
+		nd->worktree = false;
+		return;
+	}
+	if (nd->worktree_touched)
+		return;
+	switch (nd->worktree_mode) {
+	case CONFIG_WORKTREE_ALWAYS: nd->worktree = true; break;
+	case CONFIG_WORKTREE_NEVER: nd->worktree = false; break;
+	default: nd->worktree = nd->sandbox && nd->fs_rw; break;
+	}
+}
 
 void
 dialog_new_free(struct new_dialog *nd)
@@ -47,6 +69,10 @@ dialog_new_open(struct tui_state *t, const struct new_dialog_init *in)
 	nd->default_on = in->sandbox_default && !nd->sandbox_ok;
 	nd->fs_rw = in->fs_rw_default;
 	nd->net = in->net_default;
+	nd->worktree_mode = in->worktree_default;
+	nd->worktree_ok = in->git && in->git_commit;
+	nd->worktree_why = !in->git ? "not a git repository" : !in->git_commit ? "no commit yet" : NULL;
+	worktree_follow(nd);
 	nd->focus = NF_HARNESS;
 	t->mode = MODE_NEW;
 }
@@ -58,6 +84,7 @@ dialog_new_enabled(const struct new_dialog *nd, int fld)
 	case NF_SANDBOX: return nd->sandbox_ok;
 	case NF_FS:
 	case NF_NET: return nd->sandbox_ok && nd->sandbox;
+	case NF_WORKTREE: return nd->worktree_ok;
 	default: return true;
 	}
 }
@@ -119,10 +146,18 @@ dialog_new_key(struct tui_state *t, int key)
 	case NF_SANDBOX:
 		if ((space || left || right) && nd->sandbox_ok)
 			nd->sandbox = !nd->sandbox;
+		worktree_follow(nd);
 		break;
 	case NF_FS:
 		if (space || left || right)
 			nd->fs_rw = left ? true : right ? false : !nd->fs_rw;
+		worktree_follow(nd);
+		break;
+	case NF_WORKTREE:
+		if ((space || left || right) && nd->worktree_ok) {
+			nd->worktree = !nd->worktree;
+			nd->worktree_touched = true;
+		}
 		break;
 	case NF_NET:
 		if (space || left || right)

@@ -48,18 +48,18 @@ draw_new_dialog(struct tui_state *t, struct frame *f)
 	if (note != NULL)
 		nnote = frame_text_wrap(NULL, 0, 0, w - 4, 2, note, ST_DIM);
 	info = nwhy + nfix + nnote;
-	/* Title, blank, six controls, blank, info and a blank, buttons, border. */
-	h = 2 + 6 + 1 + (info > 0 ? info + 1 : 0) + 1 + 1;
+	/* Title, blank, seven controls, blank, info and a blank, buttons, border. */
+	h = 2 + 7 + 1 + (info > 0 ? info + 1 : 0) + 1 + 1;
 	if (h > f->rows - 2) {
 		/* A short terminal: the reason first, then the fix, then the note. */
-		int room = f->rows - 2 - 12;
+		int room = f->rows - 2 - 13;
 		nwhy = room < nwhy ? (room > 0 ? room : 0) : nwhy;
 		room -= nwhy;
 		nfix = room < nfix ? (room > 0 ? room : 0) : nfix;
 		room -= nfix;
 		nnote = room < nnote ? (room > 0 ? room : 0) : nnote;
 		info = nwhy + nfix + nnote;
-		h = 2 + 6 + 1 + (info > 0 ? info + 1 : 0) + 1 + 1;
+		h = 2 + 7 + 1 + (info > 0 ? info + 1 : 0) + 1 + 1;
 	}
 	frame_centre(f, h, w, &y, &x);
 	title = xasprintf("New session in %s", nd->project);
@@ -71,7 +71,7 @@ draw_new_dialog(struct tui_state *t, struct frame *f)
 	r = y + 2;
 	/* A '>' marks the focused row, for terminals (and readers) without
 	 * reverse video. */
-	if (nd->focus <= NF_NET)
+	if (nd->focus <= NF_WORKTREE)
 		frame_putwc(f, r + nd->focus, x + 1, L'>', ST_KEY);
 
 	/* Harness: the loaded ones, cycled with Space or Left/Right. */
@@ -107,6 +107,22 @@ draw_new_dialog(struct tui_state *t, struct frame *f)
 	frame_text(f, r, lx, 10, "Network", !sub_en ? ST_DIM : nd->focus == NF_NET ? ST_KEY : ST_NORMAL);
 	choice(f, r, cx, cw, "on", "off", nd->net,
 	       (sub_en ? ST_NORMAL : ST_DIM) | (nd->focus == NF_NET ? ST_REVERSE : 0));
+	r++;
+	/* Its own git worktree: [sessions] worktree gives the default. */
+	bool wt_en = dialog_new_enabled(nd, NF_WORKTREE);
+	frame_text(f, r, lx, 10, "Worktree", !wt_en ? ST_DIM : nd->focus == NF_WORKTREE ? ST_KEY
+										    : ST_NORMAL);
+	used = frame_text(f, r, cx, cw, nd->worktree ? "[x] on" : "[ ] off",
+			  (wt_en ? ST_NORMAL : ST_DIM) | (nd->focus == NF_WORKTREE ? ST_REVERSE : 0));
+	if (!wt_en) {
+		char *no = xasprintf("(disabled: %s)", nd->worktree_why != NULL ? nd->worktree_why
+										: "unavailable");
+		frame_text(f, r, cx + used + 2, cw - used - 2, no, ST_DIM);
+		free(no);
+	} else {
+		frame_text(f, r, cx + used + 2, cw - used - 2, "a checkout of its own, new branch",
+			   ST_DIM);
+	}
 	r += 2;
 
 	if (nwhy > 0)

@@ -71,6 +71,7 @@ enum new_field {
 	NF_SANDBOX,
 	NF_FS,
 	NF_NET,
+	NF_WORKTREE,
 	NF_CREATE,
 	NF_CANCEL,
 	NF_COUNT,
@@ -84,6 +85,9 @@ struct new_dialog_init {
 	bool sandbox_ok;              /* the probe said available */
 	const char *reason, *fix;     /* why not */
 	bool sandbox_default, fs_rw_default, net_default;  /* [sandbox] */
+	int worktree_default;         /* [sessions] worktree: CONFIG_WORKTREE_* */
+	bool git;                     /* the project is the top of a git repository */
+	bool git_commit;              /* with a commit to branch from */
 };
 
 struct new_dialog {
@@ -95,6 +99,11 @@ struct new_dialog {
 	bool sandbox_ok;       /* the probe said available */
 	char *reason, *fix;    /* why not */
 	bool default_on;       /* [sandbox] enabled, yet unavailable */
+	bool worktree;         /* its own git worktree, on a new branch */
+	bool worktree_ok;      /* a git repository with a commit */
+	bool worktree_touched; /* chosen by the user: no longer follows the sandbox */
+	int worktree_mode;     /* [sessions] worktree: CONFIG_WORKTREE_* */
+	const char *worktree_why; /* static text: why it cannot have one */
 	int focus;             /* enum new_field */
 };
 

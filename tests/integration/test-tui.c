@@ -819,6 +819,73 @@ Test(tui, dialog_creates_the_session_it_shows)
 	free(argv);
 }
 
+/* The dialog's worktree switch: off for an unsandboxed session under the
+ * default (ask), on when chosen; the session then runs in a worktree of
+ * its own on its branch, as hqt new --worktree makes it. */
+Test(tui, dialog_worktree_switch_makes_a_worktree)
+{
+	bool sandbox = bwrap_usable();
+	struct run r;
+	const char *init[] = { "sh", "-c",
+			       "cd \"$1\" && git init -q -b main && echo one > a.txt && "
+			       "git add a.txt && git -c user.name=t -c user.email=t@t commit -qm one",
+			       "sh", web, NULL };
+	json_t *j, *s;
+
+	run_argv(&r, &te, init, NULL);
+	cr_assert_eq(r.code, 0, "git init: %s", r.err);
+	run_free(&r);
+	add_project("web", web);
+	add_project("api", api);  /* not a repository */
+	tui_start(100, 30);
+	/* api first (by name): no repository, the switch disabled */
+	KEYS1("n");
+	wait_screen("New session in api");
+	wait_screen("(disabled: not a git repository)");
+	KEYS1("Escape");
+	wait_screen_gone("New session in api");
+	KEYS1("j");
+	KEYS1("n");
+	wait_screen("New session in web");
+	char *scr = screen(), *row;
+	cr_assert_not_null(row = line_with(scr, "Worktree "), "%s", scr);
+	cr_assert_not_null(strstr(row, "[ ] off"), "ask, unsandboxed: off; %s", row);
+	free(row);
+	free(scr);
+	keys("Tab", NULL, NULL, NULL);
+	type("wt-dlg");
+	keys("Tab", "Tab", sandbox ? "Tab" : NULL, NULL);  /* past the model (and the sandbox) */
+	wait_screen(">Worktree");
+	KEYS1("Space");
+	wait_screen("[x] on  a checkout of its own");
+	KEYS1("Enter");
+	wait_screen_gone("New session in web");
+	wait_screen("in a worktree of its own");
+	wait_screen("wt-dlg");
+
+	j = hqt_json("list", "--json", NULL);
+	cr_assert_eq(json_array_size(j), 1);
+	s = json_array_get(j, 0);
+	cr_assert_str_eq(json_string_value(json_object_get(s, "nickname")), "wt-dlg");
+	cr_assert(json_is_null(json_object_get(s, "sandbox")));
+	const char *branch = json_string_value(json_object_get(s, "branch"));
+	const char *wt = json_string_value(json_object_get(s, "worktree"));
+	cr_assert_not_null(branch, "no branch: %s", json_dumps(s, 0));
+	cr_assert_str_eq(branch, "hqt/1-wt-dlg");
+	cr_assert_not_null(wt);
+	char *file = fmt("%s/a.txt", wt), *text = slurp(file);
+	cr_assert_not_null(text, "the worktree %s has no checkout", wt);
+	cr_assert_str_eq(text, "one\n");
+	free(text);
+	free(file);
+	/* git knows it, on its own branch */
+	const char *list[] = { "git", "-C", web, "worktree", "list", "--porcelain", NULL };
+	run_argv(&r, &te, list, NULL);
+	cr_assert_not_null(strstr(r.out, "branch refs/heads/hqt/1-wt-dlg"), "%s", r.out);
+	run_free(&r);
+	json_decref(j);
+}
+
 Test(tui, dialog_without_bwrap_disables_the_sandbox_controls)
 {
 	char *bin = fmt("%s/bin", te.root), *path;

@@ -249,16 +249,23 @@ Test(tui_state, actions_need_a_session)
 }
 
 static void
-open_new(bool sandbox_ok, bool sandbox_default)
+open_new_git(bool sandbox_ok, bool sandbox_default, int worktree, bool git, bool commit)
 {
 	struct new_dialog_init in = {
 		.project_id = 2, .project = "web", .sandbox_ok = sandbox_ok,
 		.reason = sandbox_ok ? NULL : "bubblewrap (bwrap) is not installed or not on PATH",
 		.fix = sandbox_ok ? NULL : "sudo apt-get install bubblewrap",
 		.sandbox_default = sandbox_default, .fs_rw_default = true, .net_default = true,
+		.worktree_default = worktree, .git = git, .git_commit = commit,
 	};
 
 	dialog_new_open(&st, &in);
+}
+
+static void
+open_new(bool sandbox_ok, bool sandbox_default)
+{
+	open_new_git(sandbox_ok, sandbox_default, CONFIG_WORKTREE_ASK, false, false);
 }
 
 Test(tui_state, new_dialog_without_bwrap_skips_the_sandbox_controls)
@@ -327,4 +334,50 @@ Test(tui_state, screen_escapes_control_characters_in_names)
 
 	load(&st, ss, 1);
 	cr_assert(screen_has("a\\x1b[2Jb"));
+}
+
+Test(tui_state, worktree_switch_follows_the_sandbox_under_ask)
+{
+	load(&st, four, ARRAY_SIZE(four));
+	open_new_git(true, false, CONFIG_WORKTREE_ASK, true, true);
+	cr_assert_not(st.nd.worktree, "ask: not sandboxed, no worktree (as hqt new)");
+	cr_assert(screen_has("Worktree   [ ] off  a checkout of its own, new branch"));
+	keys("\t\t\t ");  /* the sandbox on, read-write */
+	cr_assert(st.nd.sandbox);
+	cr_assert(st.nd.worktree, "a sandboxed writable session gets one");
+	keys("\t ");  /* read-only */
+	cr_assert_not(st.nd.worktree);
+	keys(" ");  /* read-write again */
+	cr_assert(st.nd.worktree);
+	keys("\t\t");
+	cr_assert_eq(st.nd.focus, NF_WORKTREE);
+	keys(" ");
+	cr_assert_not(st.nd.worktree, "the user's choice");
+	keys("\x1b");
+	open_new_git(true, false, CONFIG_WORKTREE_ASK, true, true);
+	keys("\t\t\t \t\t\t ");  /* sandbox on; then the switch, off */
+	cr_assert_not(st.nd.worktree);
+}
+
+Test(tui_state, worktree_switch_defaults_and_disabled)
+{
+	load(&st, four, ARRAY_SIZE(four));
+	open_new_git(true, false, CONFIG_WORKTREE_ALWAYS, true, true);
+	cr_assert(st.nd.worktree, "always");
+	state_key(&st, TK_ESC);
+	open_new_git(true, true, CONFIG_WORKTREE_NEVER, true, true);
+	cr_assert(st.nd.sandbox);
+	cr_assert_not(st.nd.worktree, "never, even sandboxed");
+	state_key(&st, TK_ESC);
+	/* Not a repository: off, dimmed with the reason, skipped by Tab. */
+	open_new_git(true, false, CONFIG_WORKTREE_ALWAYS, false, false);
+	cr_assert_not(st.nd.worktree);
+	cr_assert(screen_has("[ ] off  (disabled: not a git repository)"));
+	keys("\t\t\t");
+	cr_assert_eq(st.nd.focus, NF_SANDBOX);
+	keys("\t");
+	cr_assert_eq(st.nd.focus, NF_CREATE, "the sandbox is off: files, network, worktree skipped");
+	state_key(&st, TK_ESC);
+	open_new_git(true, false, CONFIG_WORKTREE_ALWAYS, true, false);
+	cr_assert(screen_has("(disabled: no commit yet)"));
 }
