@@ -13,10 +13,39 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 extern char **environ;
+
+/*
+ * The bell on each terminal showing the hqt session: BEL written to its
+ * client's tty (one path a line, from list-clients), as tmux rings a pane's
+ * bell there.  hqt prints nothing in a harness's pane, so tmux has no bell
+ * of its own to ring.  Only a character device of ours, never blocking.
+ */
+static void
+ring_clients(const char *ttys)
+{
+	for (const char *p = ttys; p != NULL && *p != '\0';) {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl != NULL ? (size_t)(nl - p) : strlen(p);
+		char *tty = xstrndup(p, len);
+		struct stat st;
+		int fd;
+
+		if (tty[0] == '/' &&
+		    (fd = open(tty, O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC)) >= 0) {
+			if (fstat(fd, &st) == 0 && S_ISCHR(st.st_mode) && st.st_uid == getuid() &&
+			    isatty(fd))
+				(void)!write(fd, "\a", 1);
+			close(fd);
+		}
+		free(tty);
+		p = nl != NULL ? nl + 1 : p + len;
+	}
+}
 
 /*
  * Run argv (argv[0] looked up on PATH) with envp, detached: a grandchild
@@ -73,7 +102,8 @@ notify_needs(struct cmd_ctx *ctx, const struct db_session *s, const char *reason
 		struct spawn_result r = { 0 };
 		char *target = xasprintf("=%s:", ctx->cfg.tmux_session), *msg = tmux_format_escape(shown);
 
-		/* Every client on the hqt session sees it; none attached is fine. */
+		/* Every client on the hqt session sees it and hears the bell;
+		 * none attached is fine.  One tmux call for both. */
 		tmux_argv_init(&ctx->tmux, &a);
 		strv_push(&a, "display-message");
 		strv_push(&a, "-d");
@@ -81,7 +111,14 @@ notify_needs(struct cmd_ctx *ctx, const struct db_session *s, const char *reason
 		strv_push(&a, "-t");
 		strv_push(&a, target);
 		strv_push(&a, msg);
-		(void)tmux_run(&ctx->tmux, &a, &r, NULL);
+		tmux_argv_sep(&a);
+		strv_push(&a, "list-clients");
+		strv_push(&a, "-t");
+		strv_push(&a, target);
+		strv_push(&a, "-F");
+		strv_push(&a, "#{client_tty}");
+		if (tmux_run(&ctx->tmux, &a, &r, NULL) == 0)
+			ring_clients(r.out);
 		spawn_result_free(&r);
 		strv_clear(&a);
 		free(msg);

@@ -457,6 +457,86 @@ Test(tui, shows_projects_sessions_and_live_status)
 	wait_row("from-cli", "waiting");
 }
 
+/* A terminal: a pane of a second tmux server, the way a user's terminal
+ * emulator shows a tmux client. */
+struct outer {
+	char *socket;
+};
+
+static char *
+outer_run(const struct outer *o, const char *a1, const char *a2, const char *a3,
+	  const char *a4, const char *a5)
+{
+	const char *argv[] = { "tmux", "-L", o->socket, "-f", "/dev/null", a1, a2, a3, a4, a5,
+			       NULL };
+	struct run r;
+	char *out;
+
+	run_argv(&r, &te, argv, NULL);
+	out = r.out != NULL ? r.out : strdup("");
+	r.out = NULL;
+	run_free(&r);
+	return out;
+}
+
+static int
+hqt_session_attached(void *arg)
+{
+	struct run r;
+	int ok;
+
+	(void)arg;
+	run_tmux(&r, &te, "list-clients", "-t", "=hqt:", "-F", "#{client_tty}", NULL);
+	ok = r.code == 0 && r.out != NULL && r.out[0] == '/';
+	run_free(&r);
+	return ok;
+}
+
+static int
+outer_bell(void *arg)
+{
+	char *flag = outer_run(arg, "display-message", "-p", "-t", "term", "#{window_bell_flag}");
+	int rung = strcmp(flag, "1\n") == 0;
+
+	free(flag);
+	return rung;
+}
+
+/*
+ * When a session begins to need the user, a terminal showing the hqt
+ * session hears the bell (and shows the message), though hqt prints
+ * nothing in the harness's pane; a harness going back to idle does not
+ * ring it again.
+ */
+Test(tui, needing_the_user_rings_the_bell_on_the_hqt_session)
+{
+	struct outer o = { fmt("%s-outer", te.socket) };
+	char *cmd, *v;
+
+	add_project("web", web);
+	new_session("web", "claude", "bell", NULL);
+	/* A client of the hqt session, in a terminal of its own. */
+	cmd = fmt("env -u TMUX tmux -L %s attach-session -t =hqt:", te.socket);
+	free(outer_run(&o, "new-session", "-d", "-s", "term", cmd));
+	free(cmd);
+	cr_assert(wait_for(hqt_session_attached, NULL, WAIT_MS), "nothing attached to hqt");
+	tui_start(100, 30);
+	wait_row("bell", "waiting");
+	v = outer_run(&o, "display-message", "-p", "-t", "term", "#{window_bell_flag}");
+	cr_assert_str_eq(v, "0\n", "a bell before anything needed the user");
+	free(v);
+
+	control(web, "waiting");       /* a permission prompt: it needs you */
+	wait_row("bell", "needs");
+	cr_assert(wait_for(outer_bell, &o, WAIT_MS), "the terminal on the hqt session never rang");
+	/* ...and shows the message on its status line. */
+	v = outer_run(&o, "capture-pane", "-p", "-t", "term", NULL);
+	cr_assert_not_null(strstr(v, "session 1 'bell' needs you"), "%s", v);
+	free(v);
+	free(outer_run(&o, "kill-server", NULL, NULL, NULL, NULL));
+	free(o.socket);
+}
+
 Test(tui, resizes_and_truncates_with_an_ellipsis)
 {
 	char *scr, *row, *last;
