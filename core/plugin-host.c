@@ -5,7 +5,9 @@
 #include "util.h"
 
 #include <dirent.h>
+#include <ctype.h>
 #include <dlfcn.h>
+#include <jansson.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -674,6 +676,55 @@ harness_parse_status(const struct harness *h, const char *screen, size_t len)
 	if (h->plugin->desc->parse_status == NULL)
 		return HQT_STATUS_UNKNOWN;
 	s = h->plugin->desc->parse_status(&h->ctx, screen, len);
+	return s == HQT_STATUS_WORKING || s == HQT_STATUS_WAITING || s == HQT_STATUS_NEEDS_INPUT
+		       ? s : HQT_STATUS_UNKNOWN;
+}
+
+bool
+uuid_like(const char *s)
+{
+	size_t i = 0;
+
+	if (s == NULL)
+		return false;
+	for (; s[i] != '\0' && i < 36; i++) {
+		bool dash = i == 8 || i == 13 || i == 18 || i == 23;
+
+		if (dash ? s[i] != '-' : !isxdigit((unsigned char)s[i]))
+			return false;
+	}
+	return i == 36 && s[i] == '\0';
+}
+
+bool
+harness_has_events(const struct harness *h)
+{
+	return h->plugin->desc->parse_event != NULL;
+}
+
+enum hqt_status
+harness_parse_event(const struct harness *h, const char *line, size_t len, char id[37])
+{
+	char buf[128] = "";
+	enum hqt_status s;
+	json_error_t e;
+	json_t *v;
+
+	if (id != NULL)
+		id[0] = '\0';
+	if (h->plugin->desc->parse_event == NULL || len == 0 || len > HARNESS_EVENT_MAX ||
+	    memchr(line, '\0', len) != NULL)
+		return HQT_STATUS_UNKNOWN;
+	v = json_loadb(line, len, JSON_REJECT_DUPLICATES, &e);
+	if (v == NULL || !json_is_object(v)) {
+		json_decref(v);
+		return HQT_STATUS_UNKNOWN;
+	}
+	json_decref(v);
+	s = h->plugin->desc->parse_event(&h->ctx, line, len, buf, sizeof buf);
+	buf[sizeof buf - 1] = '\0';
+	if (id != NULL && uuid_like(buf))
+		memcpy(id, buf, 37);
 	return s == HQT_STATUS_WORKING || s == HQT_STATUS_WAITING || s == HQT_STATUS_NEEDS_INPUT
 		       ? s : HQT_STATUS_UNKNOWN;
 }

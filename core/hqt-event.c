@@ -1,0 +1,182 @@
+/* hqt-event: what a harness runs for each of its events (Claude Code's
+ * hooks, codex's notify); appends one short JSON line to $HQT_EVENT_FILE.
+ *
+ * It runs inside the harness, sandboxed or not, at every event, so it is
+ * small and quick, links only libc and jansson, prints nothing (a hook's
+ * stdout would reach the model as context) and always exits 0 (a hook that
+ * exits 2 blocks the harness).  The payload is the last argument (codex's
+ * notify: `prog '<json>'`) or, without one, stdin (claude's hooks).  What
+ * it writes is the payload shrunk to what a status reader needs: strings
+ * cut to STR_MAX bytes (at a character boundary), arrays to their first
+ * ARRAY_MAX items, no nesting past DEPTH_MAX, so that a line stays a few
+ * KiB and goes out in one write(2) (O_APPEND: lines of two hooks at once
+ * do not interleave).  The file is hqt's (created 0600 by the launch);
+ * a missing one means events are off, and nothing is created. */
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "hqt/plugin.h"
+
+#define INPUT_MAX  ((size_t)16 << 20)  /* a bigger payload is dropped */
+#define STR_MAX    240
+#define ARRAY_MAX  4
+#define MEMBERS_MAX 32
+#define DEPTH_MAX  2
+#define LINE_MAX_BYTES 8192
+#define FILE_MAX   ((off_t)1 << 20)    /* then start the file again */
+
+static json_t *shrink(json_t *v, int depth);
+
+static json_t *
+shrink_string(const char *s, size_t n)
+{
+	if (n > STR_MAX) {
+		n = STR_MAX;
+		/* back to the start of a UTF-8 character */
+		while (n > 0 && ((unsigned char)s[n] & 0xc0) == 0x80)
+			n--;
+	}
+	return json_stringn(s, n);
+}
+
+static json_t *
+shrink(json_t *v, int depth)
+{
+	switch (json_typeof(v)) {
+	case JSON_STRING:
+		return shrink_string(json_string_value(v), json_string_length(v));
+	case JSON_ARRAY: {
+		json_t *a = json_array();
+		size_t i;
+		json_t *x;
+
+		if (depth >= DEPTH_MAX)
+			return a;
+		json_array_foreach(v, i, x) {
+			if (i >= ARRAY_MAX)
+				break;
+			json_array_append_new(a, shrink(x, depth + 1));
+		}
+		return a;
+	}
+	case JSON_OBJECT: {
+		json_t *o = json_object(), *x;
+		const char *k;
+		size_t n = 0;
+
+		if (depth >= DEPTH_MAX)
+			return o;
+		json_object_foreach(v, k, x) {
+			if (n++ >= MEMBERS_MAX || strlen(k) > 64)
+				continue;
+			json_object_set_new(o, k, shrink(x, depth + 1));
+		}
+		return o;
+	}
+	default:
+		return json_incref(v);
+	}
+}
+
+static char *
+read_stdin(size_t *len)
+{
+	size_t cap = 65536, n = 0;
+	char *buf = malloc(cap);
+
+	while (buf != NULL) {
+		ssize_t r;
+
+		if (n == cap) {
+			char *nb;
+
+			if (cap >= INPUT_MAX) {
+				free(buf);
+				return NULL;
+			}
+			cap *= 2;
+			nb = realloc(buf, cap);
+			if (nb == NULL) {
+				free(buf);
+				return NULL;
+			}
+			buf = nb;
+		}
+		r = read(0, buf + n, cap - n);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			free(buf);
+			return NULL;
+		}
+		if (r == 0)
+			break;
+		n += (size_t)r;
+	}
+	*len = n;
+	return buf;
+}
+
+static void
+append(const char *path, const char *line, size_t len)
+{
+	int fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+	struct stat st;
+
+	if (fd < 0)
+		return;
+	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+		/* Only the latest lines matter to the reader. */
+		if (st.st_size > FILE_MAX)
+			(void)ftruncate(fd, 0);
+		while (write(fd, line, len) < 0 && errno == EINTR)
+			;
+	}
+	close(fd);
+}
+
+int
+main(int argc, char **argv)
+{
+	const char *path = getenv(HQT_EVENT_FILE_ENV);
+	char *input = NULL, *out;
+	size_t len = 0;
+	json_t *v, *small;
+	json_error_t e;
+
+	if (argc > 1) {
+		input = strdup(argv[argc - 1]);
+		len = input != NULL ? strlen(input) : 0;
+	} else {
+		input = read_stdin(&len);
+	}
+	if (path == NULL || path[0] != '/' || input == NULL)
+		goto out;
+	v = json_loadb(input, len, JSON_REJECT_DUPLICATES, &e);
+	if (v == NULL || !json_is_object(v)) {
+		json_decref(v);
+		goto out;
+	}
+	small = shrink(v, 0);
+	json_decref(v);
+	out = json_dumps(small, JSON_COMPACT);
+	json_decref(small);
+	if (out != NULL) {
+		size_t n = strlen(out);
+
+		if (n < LINE_MAX_BYTES) {
+			out[n] = '\n';   /* json_dumps leaves room: overwrite the NUL */
+			append(path, out, n + 1);
+		}
+		free(out);
+	}
+out:
+	free(input);
+	return 0;
+}
