@@ -124,17 +124,27 @@ read_stdin(size_t *len)
 }
 
 static void
-append(const char *path, const char *line, size_t len)
+append(const char *path, char *line, size_t len)
 {
-	int fd = open(path, O_WRONLY | O_APPEND | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
+	int fd = open(path, O_RDWR | O_APPEND | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
 	struct stat st;
 
 	if (fd < 0)
 		return;
 	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
+		char last = '\n';
+
 		/* Only the latest lines matter to the reader. */
-		if (st.st_size > FILE_MAX)
-			(void)ftruncate(fd, 0);
+		if (st.st_size > FILE_MAX && ftruncate(fd, 0) == 0)
+			st.st_size = 0;
+		/* A line left unfinished (by whoever can write the file) would
+		 * swallow this one: start on a line of its own.  line has a
+		 * byte before it for that (see main). */
+		if (st.st_size > 0 && pread(fd, &last, 1, st.st_size - 1) == 1 && last != '\n') {
+			line--;
+			len++;
+			*line = '\n';
+		}
 		while (write(fd, line, len) < 0 && errno == EINTR)
 			;
 	}
@@ -171,8 +181,15 @@ main(int argc, char **argv)
 		size_t n = strlen(out);
 
 		if (n < LINE_MAX_BYTES) {
-			out[n] = '\n';   /* json_dumps leaves room: overwrite the NUL */
-			append(path, out, n + 1);
+			/* a byte of room before it, and the '\n' after */
+			char *line = malloc(n + 2);
+
+			if (line != NULL) {
+				memcpy(line + 1, out, n);
+				line[n + 1] = '\n';
+				append(path, line + 1, n + 1);
+				free(line);
+			}
 		}
 		free(out);
 	}

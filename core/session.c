@@ -1064,6 +1064,13 @@ session_dry_run(struct cmd_ctx *ctx, const struct session_request *r, struct str
 	s.harness_session_id = hsid;
 	s.sandbox_json = json;
 	s.spawned_at = now();
+	/* The number it would get: the launch's event file is named by it. */
+	if (db_session_next_id(ctx->db, &s.id, err) != 0) {
+		db_project_free(proj);
+		free(json);
+		free(hsid);
+		return -1;
+	}
 	rc = session_argv(ctx, &s, false, argv, NULL, err);
 	db_project_free(proj);
 	free(json);

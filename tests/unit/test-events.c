@@ -408,6 +408,17 @@ Test(events, the_helper_appends_one_short_line_and_says_nothing)
 	got = slurp(file);
 	cr_expect_eq(strlen(got), before);
 	free(got);
+	/* after a line someone left unfinished, its line is still its own */
+	{
+		FILE *f = fopen(file, "a");
+		fputs("{\"hook_event_name\":\"UserPromptSu", f);
+		fclose(f);
+		cr_expect_eq(helper(file, NULL, "{\"hook_event_name\":\"Stop\"}", 26, &out), 0);
+		free(out);
+		struct events_seen ev;
+		cr_assert_eq(events_latest(harness("claude"), file, &ev), 0);
+		cr_expect_eq(ev.status, HQT_STATUS_WAITING);
+	}
 	/* no variable, or a missing file: nothing created */
 	cr_expect_eq(helper(NULL, NULL, "{}", 2, &out), 0);
 	free(out);
