@@ -143,7 +143,6 @@ events_latest(const struct harness *h, const char *path, struct events_seen *out
 		close(fd);
 		return -1;
 	}
-	out->mtime_ms = (long long)st.st_mtim.tv_sec * 1000 + st.st_mtim.tv_nsec / 1000000;
 	if (st.st_size == 0) {
 		close(fd);
 		return 0;
@@ -174,18 +173,20 @@ events_latest(const struct harness *h, const char *path, struct events_seen *out
 		}
 		while (end > start && end[-1] != '\n')
 			end--;
-		/* The newest line says the status (the file's time is its
-		 * time); the newest that names an id says the id. */
-		for (int k = 0; end > start && k < EVENTS_LINES && out->id[0] == '\0'; k++) {
+		for (int k = 0; end > start && k < EVENTS_LINES &&
+				(out->status == HQT_STATUS_UNKNOWN || out->id[0] == '\0'); k++) {
 			char *line_end = end - 1, *line = line_end, id[37];
+			long long at;
 			enum hqt_status s;
 
 			while (line > start && line[-1] != '\n')
 				line--;
-			s = harness_parse_event(h, line, (size_t)(line_end - line), id);
-			if (k == 0)
+			s = harness_parse_event(h, line, (size_t)(line_end - line), id, &at);
+			if (out->status == HQT_STATUS_UNKNOWN && s != HQT_STATUS_UNKNOWN && at > 0) {
 				out->status = s;
-			if (id[0] != '\0')
+				out->at_ms = at;
+			}
+			if (out->id[0] == '\0' && id[0] != '\0')
 				memcpy(out->id, id, sizeof id);
 			end = line;
 		}

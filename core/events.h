@@ -25,17 +25,17 @@ char *events_helper(void);
 /* The latest event in a file: what it says, and when it was written. */
 struct events_seen {
 	enum hqt_status status;  /* HQT_STATUS_UNKNOWN: none */
-	long long mtime_ms;      /* the file's, i.e. its last line's */
+	long long at_ms;         /* when its line was written (HQT_EVENT_TIME_KEY) */
 	char id[37];             /* the harness session id the latest events name, or "" */
 };
 
 /*
  * Read the tail of path (at most EVENTS_TAIL bytes, whatever the file's
  * size), whole lines only, newest first, each through harness_parse_event
- * (strict JSON, UUID-like ids).  The newest line alone says the status
- * (the file's mtime is its time: an older line's status would be misdated,
- * so a newest line that says nothing leaves the screen to decide); the id
- * is the newest named in the last EVENTS_LINES lines.  0 with *out, -1
+ * (strict JSON, UUID-like ids), at most EVENTS_LINES of them: the newest
+ * line that says a status and has its time says the status (lines that
+ * say nothing, such as codex's notify of its own title thread, are passed
+ * over), and the newest that names an id says the id.  0 with *out, -1
  * when there is no such file.
  */
 #define EVENTS_TAIL 65536

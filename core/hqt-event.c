@@ -10,7 +10,8 @@
  * cut to STR_MAX bytes (at a character boundary), arrays to their first
  * ARRAY_MAX items, no nesting past DEPTH_MAX, so that a line stays a few
  * KiB and goes out in one write(2) (O_APPEND: lines of two hooks at once
- * do not interleave).  The file is hqt's (created 0600 by the launch);
+ * do not interleave), with the time it was written (HQT_EVENT_TIME_KEY, unix
+ * milliseconds).  The file is hqt's (created 0600 by the launch);
  * a missing one means events are off, and nothing is created. */
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "hqt/plugin.h"
@@ -175,6 +177,14 @@ main(int argc, char **argv)
 	}
 	small = shrink(v, 0);
 	json_decref(v);
+	/* When it happened, for the reader: each line dated, not the file. */
+	{
+		struct timespec ts;
+
+		clock_gettime(CLOCK_REALTIME, &ts);
+		json_object_set_new(small, HQT_EVENT_TIME_KEY,
+				    json_integer((json_int_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000));
+	}
 	out = json_dumps(small, JSON_COMPACT);
 	json_decref(small);
 	if (out != NULL) {

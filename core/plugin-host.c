@@ -703,7 +703,8 @@ harness_has_events(const struct harness *h)
 }
 
 enum hqt_status
-harness_parse_event(const struct harness *h, const char *line, size_t len, char id[37])
+harness_parse_event(const struct harness *h, const char *line, size_t len, char id[37],
+		    long long *at_ms)
 {
 	char buf[128] = "";
 	enum hqt_status s;
@@ -712,6 +713,8 @@ harness_parse_event(const struct harness *h, const char *line, size_t len, char 
 
 	if (id != NULL)
 		id[0] = '\0';
+	if (at_ms != NULL)
+		*at_ms = 0;
 	if (h->plugin->desc->parse_event == NULL || len == 0 || len > HARNESS_EVENT_MAX ||
 	    memchr(line, '\0', len) != NULL)
 		return HQT_STATUS_UNKNOWN;
@@ -719,6 +722,12 @@ harness_parse_event(const struct harness *h, const char *line, size_t len, char 
 	if (v == NULL || !json_is_object(v)) {
 		json_decref(v);
 		return HQT_STATUS_UNKNOWN;
+	}
+	{
+		json_t *at = json_object_get(v, HQT_EVENT_TIME_KEY);
+
+		if (at_ms != NULL && json_is_integer(at) && json_integer_value(at) > 0)
+			*at_ms = (long long)json_integer_value(at);
 	}
 	json_decref(v);
 	s = h->plugin->desc->parse_event(&h->ctx, line, len, buf, sizeof buf);

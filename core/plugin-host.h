@@ -123,12 +123,13 @@ enum hqt_status harness_parse_status(const struct harness *h, const char *screen
  * no duplicate keys) of at most HARNESS_EVENT_MAX bytes.  The status it
  * says (HQT_STATUS_UNKNOWN: nothing, or no parse_event), and in id (when
  * non-NULL; 37 bytes) the harness session id it names, only when that is
- * UUID-like (8-4-4-4-12 hex digits), else "".
+ * UUID-like (8-4-4-4-12 hex digits), else "".  *at_ms (when non-NULL):
+ * the line's HQT_EVENT_TIME_KEY, a positive integer, else 0.
  */
 #define HARNESS_EVENT_MAX 16384
 bool harness_has_events(const struct harness *h);
 enum hqt_status harness_parse_event(const struct harness *h, const char *line, size_t len,
-				    char id[37]);
+				    char id[37], long long *at_ms);
 /* 8-4-4-4-12 hex digits, nothing else. */
 bool uuid_like(const char *s);
 void harness_skip_flags(const struct harness *h, struct strv *out);

@@ -1600,7 +1600,7 @@ session_status_all(struct cmd_ctx *ctx, struct db_session_list *l, enum session_
 				(void)events_latest(h, ep, &ev);
 			free(ep);
 			ps = events_decide(ps, pane[i]->activity, t, ACTIVE_SECONDS, ev.status,
-					   ev.mtime_ms, s->spawned_at);
+					   ev.at_ms, s->spawned_at);
 			st[i] = ps == HQT_STATUS_WORKING ? SESSION_WORKING
 				: ps == HQT_STATUS_NEEDS_INPUT ? SESSION_NEEDS : SESSION_WAITING;
 			/* The id the harness itself reports (claude's changes

@@ -153,6 +153,8 @@ struct hqt_request {
 
 #define HQT_EVENT_FILE_ENV    "HQT_EVENT_FILE"
 #define HQT_EVENT_COMMAND_ENV "HQT_EVENT_COMMAND"
+/* The member the helper adds to each line: when it wrote it (unix ms). */
+#define HQT_EVENT_TIME_KEY    "hqt_at"
 
 /* Return values of build_resume and generate_session_id. */
 #define HQT_OK        0

@@ -236,6 +236,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                                      "delta": {"stop_reason": stop, "stop_sequence": None},
                                      "usage": {"output_tokens": 10}})
         self.event("message_stop", {"type": "message_stop"})
+        log("<- anthropic done prompt=%r tools=%d at=%.6f" % (prompt, len(tools), time.time()))
 
     # ---- OpenAI Responses ----
 
@@ -300,6 +301,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             "usage": {"input_tokens": 100, "input_tokens_details": {"cached_tokens": 0},
                       "output_tokens": 10, "output_tokens_details": {"reasoning_tokens": 0},
                       "total_tokens": 110}}})
+        log("<- openai done prompt=%r tools=%d at=%.6f" % (prompt, len(tools), time.time()))
 
 
 def chunks(text, delay):

@@ -207,8 +207,8 @@ Test(session_events, events_decide_while_newer_than_the_screen)
 	free(now);
 
 	/* Hostile lines: a huge one, bad UTF-8, an id that is no UUID, a
-	 * truncated one.  The newest says nothing: the screen decides
-	 * (idle box: waiting), and the id stays. */
+	 * truncated one, none with the helper's time.  They say nothing:
+	 * the Stop before them still decides, and the id stays. */
 	{
 		FILE *f = fopen(path, "a");
 		cr_assert_not_null(f);
@@ -227,7 +227,7 @@ Test(session_events, events_decide_while_newer_than_the_screen)
 	/* The screen moved on after the newest event (claude fires no hook
 	 * on Esc): the screen decides. */
 	event(id, "{\"hook_event_name\":\"UserPromptSubmit\",\"session_id\":\"" ID2 "\"}",
-	      "\"hook_event_name\":\"UserPromptSubmit\",\"session_id\":\"" ID2 "\"}");
+	      "\"hook_event_name\":\"UserPromptSubmit\",\"session_id\":\"" ID2 "\",\"hqt_at\"");
 	wait_for_state(id, "working", "null", 3000);
 	sleep_ms(1100);
 	write_file(control, "idle\n", 0644);  /* a redraw, a second later */

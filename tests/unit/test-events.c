@@ -63,7 +63,7 @@ harness(const char *name)
 static enum hqt_status
 parse(const char *harness_name, const char *line, char id[37])
 {
-	return harness_parse_event(harness(harness_name), line, strlen(line), id);
+	return harness_parse_event(harness(harness_name), line, strlen(line), id, NULL);
 }
 
 Test(events, claude_hooks_say_status_and_id)
@@ -142,7 +142,7 @@ Test(events, hostile_lines_say_nothing)
 	/* A NUL inside the line, which strlen would hide. */
 	{
 		static const char nul[] = "{\"hook_event_name\":\"Stop\"}\0junk";
-		cr_expect_eq(harness_parse_event(harness("claude"), nul, sizeof nul - 1, id),
+		cr_expect_eq(harness_parse_event(harness("claude"), nul, sizeof nul - 1, id, NULL),
 			     HQT_STATUS_UNKNOWN);
 	}
 	/* Huge: refused before any parse. */
@@ -198,9 +198,9 @@ Test(events, the_newest_whole_line_decides_after_any_junk)
 	size_t junk = (size_t)3 << 20, off = 0;
 	char *text = xmalloc(junk + 4096);
 	static const char tail[] =
-		"{\"hook_event_name\":\"UserPromptSubmit\",\"session_id\":\"" ID "\"}\n"
+		"{\"hook_event_name\":\"UserPromptSubmit\",\"session_id\":\"" ID "\",\"hqt_at\":1000}\n"
 		"garbage \xff\xfe not json\n"
-		"{\"hook_event_name\":\"Stop\",\"session_id\":\"" ID2 "\"}\n"
+		"{\"hook_event_name\":\"Stop\",\"session_id\":\"" ID2 "\",\"hqt_at\":2000}\n"
 		"{\"hook_event_name\":\"UserPromptSu";   /* a writer not done: ignored */
 
 	/* 3 MiB of one unterminated junk line, then events. */
@@ -213,19 +213,38 @@ Test(events, the_newest_whole_line_decides_after_any_junk)
 	cr_assert_eq(events_latest(harness("claude"), path, &ev), 0);
 	cr_expect_eq(ev.status, HQT_STATUS_WAITING);
 	cr_expect_str_eq(ev.id, ID2);
-	cr_expect_gt(ev.mtime_ms, 0);
+	cr_expect_eq(ev.at_ms, 2000);
 	free(path);
 
-	/* The newest line is junk: no status (its time would misdate an older
-	 * line), the id still from the newest line that has one. */
+	/* Newer lines that say nothing (junk, an event without a time, a
+	 * SessionEnd) are passed over: the newest line with a status and its
+	 * own time decides; the id is the newest named. */
 	{
 		static const char t2[] =
-			"{\"hook_event_name\":\"UserPromptSubmit\",\"session_id\":\"" ID "\"}\n"
-			"{\"hook_event_name\":1}\n";
+			"{\"hook_event_name\":\"UserPromptSubmit\",\"session_id\":\"" ID "\",\"hqt_at\":1500}\n"
+			"{\"hook_event_name\":\"Stop\",\"session_id\":\"" ID "\"}\n"
+			"{\"hook_event_name\":\"SessionEnd\",\"session_id\":\"" ID2 "\",\"hqt_at\":1700}\n"
+			"{\"hook_event_name\":1}\n"
+			"{\"hook_event_name\":\"Stop\",\"hqt_at\":\"9999\"}\n";
 		path = write_events(t2, sizeof t2 - 1);
 		cr_assert_eq(events_latest(harness("claude"), path, &ev), 0);
-		cr_expect_eq(ev.status, HQT_STATUS_UNKNOWN);
-		cr_expect_str_eq(ev.id, ID);
+		cr_expect_eq(ev.status, HQT_STATUS_WORKING);
+		cr_expect_eq(ev.at_ms, 1500);
+		cr_expect_str_eq(ev.id, ID2);
+		free(path);
+	}
+	/* codex's own title thread notifies after the turn: the turn decides */
+	{
+		static const char t3[] =
+			"{\"type\":\"agent-turn-complete\",\"thread-id\":\"" ID2 "\",\"input-messages\":"
+			"[\"e2e\"],\"hqt_at\":3000}\n"
+			"{\"type\":\"agent-turn-complete\",\"thread-id\":\"" ID "\",\"input-messages\":"
+			"[\"Generate a concise, single-line task title\"],\"hqt_at\":3050}\n";
+		path = write_events(t3, sizeof t3 - 1);
+		cr_assert_eq(events_latest(harness("codex"), path, &ev), 0);
+		cr_expect_eq(ev.status, HQT_STATUS_WAITING);
+		cr_expect_eq(ev.at_ms, 3000);
+		cr_expect_str_eq(ev.id, ID2);
 		free(path);
 	}
 	/* A file of nothing but one huge line. */
@@ -384,6 +403,7 @@ Test(events, the_helper_appends_one_short_line_and_says_nothing)
 	cr_expect_eq(strchr(got, '\n'), got + strlen(got) - 1, "one line: %s", got);
 	cr_expect_not_null(strstr(got, "\"hook_event_name\":\"UserPromptSubmit\""));
 	cr_expect_not_null(strstr(got, "\"session_id\":\"" ID "\""));
+	cr_expect_not_null(strstr(got, "\"hqt_at\":"), "no time: %s", got);
 	free(got);
 
 	/* codex: notify's JSON as the last argument */
