@@ -6,6 +6,9 @@
 #
 #   list  `hqt list --json` with $SESSIONS live sessions, against a raw
 #         `tmux list-panes -a` on the same server.          Goal: ratio <= 3.
+#   list with events  the same with $SESSIONS claude sessions (a stub
+#         `claude` that sleeps) whose event files hold 20 hook lines each,
+#         the newest a Stop: the status read parses the events.  Goal: <= 3.
 #   new   `hqt new PROJECT sleeper` (row, window, launcher, exec of the
 #         harness), against a raw `tmux new-window -d` of the same command
 #         (`sleep 100000`) in the same tmux session.        Goal: ratio <= 2.
@@ -35,6 +38,7 @@ root=$(mktemp -d /tmp/hqt-sessions-bench-XXXXXX)
 sock=hqt-sessions-bench-$$
 cleanup() {
 	tmux -L "$sock" kill-server 2>/dev/null || :
+	tmux -L "$sock-ev" kill-server 2>/dev/null || :
 	rm -rf "$root"
 }
 trap cleanup EXIT INT TERM
@@ -138,3 +142,41 @@ echo "new (sleep 100000, $RUNS more windows of each kind)"
 pair new "$RUNS" "$HQT" new bench sleeper -- \
 	tmux -L "$sock" new-window -d -t hqt: -c "$root/project" sleep 100000
 report new "hqt new" "tmux new-window -d" 2
+
+# ---- list with the event path in ----
+esock=$sock-ev
+stub=$root/stub
+mkdir -p "$stub"
+printf '#!/bin/sh\nexec sleep 100000\n' >"$stub/claude"
+chmod +x "$stub/claude"
+eh() { PATH="$stub:$PATH" "$HQT" --db "$root/events.db" --tmux-socket "$esock" "$@"; }
+eh project add bench "$root/project" >/dev/null
+for ((i = 0; i < SESSIONS; i++)); do
+	eh new bench claude >/dev/null
+done
+# 20 lines as hqt-event writes claude's hooks (payloads of 2.1.328), dated now.
+python3 - "$XDG_RUNTIME_DIR/hqt/events" <<'PY'
+import json, os, sys, time, uuid
+d = sys.argv[1]
+for name in os.listdir(d):
+    sid, at = str(uuid.uuid4()), int(time.time() * 1000)
+    base = {"session_id": sid, "transcript_path": "/home/u/.claude/projects/-p/%s.jsonl" % sid,
+            "cwd": "/home/u/p", "permission_mode": "default", "prompt_id": str(uuid.uuid4())}
+    names = ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse"] * 4 + \
+            ["PreToolUse", "PermissionRequest", "PostToolUse", "Stop"]
+    with open(os.path.join(d, name), "a") as f:
+        for i, n in enumerate(names):
+            e = dict(base, hook_event_name=n, hqt_at=at - 20 + i)
+            if n == "Stop":
+                e["last_assistant_message"] = "x" * 240
+            f.write(json.dumps(e, separators=(",", ":")) + "\n")
+PY
+listed=$(eh list --json)
+if [ "$(grep -c '"attention": "idle"' <<<"$listed")" -lt "$SESSIONS" ]; then
+	echo "sessions-bench: the events did not decide:" >&2
+	eh list >&2
+	exit 1
+fi
+echo "list with events ($SESSIONS live claude sessions, 20 event lines each)"
+pair listev "$RUNS" eh list --json -- tmux -L "$esock" list-panes -a
+report listev "hqt list --json (events)" "tmux list-panes -a" 3

@@ -30,8 +30,7 @@ make_private_dir(const char *path)
 	return private_dir(path);
 }
 
-/* The events directory; made (and checked) when make. */
-static char *
+char *
 events_dir(bool make)
 {
 	const char *xdg = getenv("XDG_RUNTIME_DIR");
@@ -57,6 +56,12 @@ events_dir(bool make)
 	}
 	free(hqt);
 	return dir;
+}
+
+char *
+events_path_in(const char *dir, long long id)
+{
+	return dir != NULL && id > 0 ? xasprintf("%s/%lld", dir, id) : NULL;
 }
 
 char *
@@ -125,32 +130,16 @@ events_helper(void)
 	return helper;
 }
 
-int
-events_latest(const struct harness *h, const char *path, struct events_seen *out)
+/* Lines of the last `tail` bytes of fd (size bytes), newest first, into out. */
+static void
+scan_tail(const struct harness *h, int fd, off_t size, size_t tail, struct events_seen *out)
 {
-	char *buf;
-	struct stat st;
-	off_t from;
+	off_t from = size > (off_t)tail ? size - (off_t)tail : 0;
+	char *buf = xmalloc(tail + 1);
 	ssize_t n, got = 0;
-	int fd;
 
-	memset(out, 0, sizeof *out);
-	out->status = HQT_STATUS_UNKNOWN;
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		close(fd);
-		return -1;
-	}
-	if (st.st_size == 0) {
-		close(fd);
-		return 0;
-	}
-	from = st.st_size > EVENTS_TAIL ? st.st_size - EVENTS_TAIL : 0;
-	buf = xmalloc(EVENTS_TAIL + 1);
-	while (got < EVENTS_TAIL &&
-	       (n = pread(fd, buf + got, (size_t)(EVENTS_TAIL - got), from + got)) != 0) {
+	while ((size_t)got < tail &&
+	       (n = pread(fd, buf + got, tail - (size_t)got, from + got)) != 0) {
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -158,7 +147,6 @@ events_latest(const struct harness *h, const char *path, struct events_seen *out
 		}
 		got += n;
 	}
-	close(fd);
 	/*
 	 * Lines newest first.  Only whole lines count: the part before the
 	 * first '\n' of a tail that starts mid-file is cut, and so is an
@@ -192,6 +180,34 @@ events_latest(const struct harness *h, const char *path, struct events_seen *out
 		}
 	}
 	free(buf);
+}
+
+int
+events_latest(const struct harness *h, const char *path, struct events_seen *out)
+{
+	struct stat st;
+	int fd;
+
+	memset(out, 0, sizeof *out);
+	out->status = HQT_STATUS_UNKNOWN;
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NOCTTY | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return -1;
+	}
+	/* The newest lines nearly always say it: a short read first, the
+	 * whole tail only when they do not. */
+	if (st.st_size > 0)
+		scan_tail(h, fd, st.st_size, EVENTS_SHORT_TAIL, out);
+	if (st.st_size > EVENTS_SHORT_TAIL &&
+	    (out->status == HQT_STATUS_UNKNOWN || out->id[0] == '\0')) {
+		memset(out, 0, sizeof *out);
+		out->status = HQT_STATUS_UNKNOWN;
+		scan_tail(h, fd, st.st_size, EVENTS_TAIL, out);
+	}
+	close(fd);
 	return 0;
 }
 

@@ -15,6 +15,11 @@
  * NULL when there is no such place (nothing to free); the caller frees.
  */
 char *events_path(long long id, bool make);
+/* The events directory (as events_path says; made when make), and the
+ * path of session id's file in it: for a look at many sessions.  NULL when
+ * dir is NULL. */
+char *events_dir(bool make);
+char *events_path_in(const char *dir, long long id);
 /* Empty the file at a new launch: what it held was the last run's. */
 void events_reset(const char *path);
 /* Forget session id's file (hqt rm). */
@@ -39,6 +44,7 @@ struct events_seen {
  * when there is no such file.
  */
 #define EVENTS_TAIL 65536
+#define EVENTS_SHORT_TAIL 4096
 #define EVENTS_LINES 64
 int events_latest(const struct harness *h, const char *path, struct events_seen *out);
 

@@ -1497,7 +1497,7 @@ session_status_all(struct cmd_ctx *ctx, struct db_session_list *l, enum session_
 {
 	struct tmux_panes panes = { NULL, 0 };
 	const struct tmux_pane **pane;
-	char **names, **wtexts, **texts, **dead_ids, **dead_texts;
+	char **names, **wtexts, **texts, **dead_ids, **dead_texts, *evdir = NULL;
 	size_t nnames = 0, ndead = 0, *order, *dead_at;
 	long long t = now();
 	int rc = -1;
@@ -1565,6 +1565,7 @@ session_status_all(struct cmd_ctx *ctx, struct db_session_list *l, enum session_
 		reg_ok = cmd_registry_for(ctx, used.v, used.n) == 0;
 		strv_clear(&used);
 	}
+	evdir = events_dir(false);
 	for (size_t i = 0; i < l->n; i++) {
 		struct db_session *s = &l->v[i];
 		const struct harness *h = reg_ok ? registry_harness(&ctx->reg, s->harness) : NULL;
@@ -1591,7 +1592,7 @@ session_status_all(struct cmd_ctx *ctx, struct db_session_list *l, enum session_
 			enum hqt_status ps = h != NULL && text != NULL
 				? harness_parse_status(h, text, strlen(text)) : HQT_STATUS_UNKNOWN;
 			struct events_seen ev = { HQT_STATUS_UNKNOWN, 0, "" };
-			char *ep = h != NULL && harness_has_events(h) ? events_path(s->id, false)
+			char *ep = h != NULL && harness_has_events(h) ? events_path_in(evdir, s->id)
 								      : NULL;
 
 			/* The harness's own events first, while newer than the
@@ -1664,6 +1665,7 @@ out:
 	free(dead_ids);
 	free(dead_at);
 	free(pane);
+	free(evdir);
 	tmux_panes_free(&panes);
 	return rc;
 }
