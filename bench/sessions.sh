@@ -154,22 +154,30 @@ eh project add bench "$root/project" >/dev/null
 for ((i = 0; i < SESSIONS; i++)); do
 	eh new bench claude >/dev/null
 done
-# 20 lines as hqt-event writes claude's hooks (payloads of 2.1.328), dated now.
-python3 - "$XDG_RUNTIME_DIR/hqt/events" <<'PY'
-import json, os, sys, time, uuid
-d = sys.argv[1]
+# 20 of claude's hook payloads each (as 2.1.328 sends them, with a long
+# prompt and reply), through hqt-event as the hooks run it; the newest a Stop.
+helper=$(dirname "$HQT")/hqt-event
+python3 - "$XDG_RUNTIME_DIR/hqt/events" "$helper" <<'PY'
+import json, os, subprocess, sys, uuid
+d, helper = sys.argv[1], sys.argv[2]
 for name in os.listdir(d):
-    sid, at = str(uuid.uuid4()), int(time.time() * 1000)
-    base = {"session_id": sid, "transcript_path": "/home/u/.claude/projects/-p/%s.jsonl" % sid,
+    sid = str(uuid.uuid4())
+    base = {"session_id": sid, "transcript_path": "/home/u/.claude/projects/-home-u-p/%s.jsonl" % sid,
             "cwd": "/home/u/p", "permission_mode": "default", "prompt_id": str(uuid.uuid4())}
     names = ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse"] * 4 + \
             ["PreToolUse", "PermissionRequest", "PostToolUse", "Stop"]
-    with open(os.path.join(d, name), "a") as f:
-        for i, n in enumerate(names):
-            e = dict(base, hook_event_name=n, hqt_at=at - 20 + i)
-            if n == "Stop":
-                e["last_assistant_message"] = "x" * 240
-            f.write(json.dumps(e, separators=(",", ":")) + "\n")
+    env = dict(os.environ, HQT_EVENT_FILE=os.path.join(d, name))
+    for n in names:
+        e = dict(base, hook_event_name=n)
+        if n == "UserPromptSubmit":
+            e["prompt"] = "please " * 200
+        if n in ("PreToolUse", "PostToolUse", "PermissionRequest"):
+            e.update(tool_name="Bash", tool_input={"command": "make -j2 test", "description": "Run the tests"},
+                     tool_use_id="toolu_" + uuid.uuid4().hex)
+        if n == "Stop":
+            e.update(effort={"level": "medium"}, stop_hook_active=False, background_tasks=[],
+                     last_assistant_message="done. " * 100, session_crons=[])
+        subprocess.run([helper], input=json.dumps(e).encode(), env=env, check=True)
 PY
 listed=$(eh list --json)
 if [ "$(grep -c '"attention": "idle"' <<<"$listed")" -lt "$SESSIONS" ]; then

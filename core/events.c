@@ -183,7 +183,8 @@ scan_tail(const struct harness *h, int fd, off_t size, size_t tail, struct event
 }
 
 int
-events_latest(const struct harness *h, const char *path, struct events_seen *out)
+events_latest(const struct harness *h, const char *path, long long not_before,
+	      struct events_seen *out)
 {
 	struct stat st;
 	int fd;
@@ -196,6 +197,10 @@ events_latest(const struct harness *h, const char *path, struct events_seen *out
 	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
 		close(fd);
 		return -1;
+	}
+	if ((long long)st.st_mtim.tv_sec < not_before) {
+		close(fd);
+		return 0;
 	}
 	/* The newest lines nearly always say it: a short read first, the
 	 * whole tail only when they do not. */

@@ -40,13 +40,16 @@ struct events_seen {
  * (strict JSON, UUID-like ids), at most EVENTS_LINES of them: the newest
  * line that says a status and has its time says the status (lines that
  * say nothing, such as codex's notify of its own title thread, are passed
- * over), and the newest that names an id says the id.  0 with *out, -1
- * when there is no such file.
+ * over), and the newest that names an id says the id.  A file last
+ * written before not_before (unix seconds; 0: any) is not read: it cannot
+ * be newer than what the caller has.  0 with *out, -1 when there is no
+ * such file.
  */
 #define EVENTS_TAIL 65536
 #define EVENTS_SHORT_TAIL 4096
 #define EVENTS_LINES 64
-int events_latest(const struct harness *h, const char *path, struct events_seen *out);
+int events_latest(const struct harness *h, const char *path, long long not_before,
+		  struct events_seen *out);
 
 /*
  * The status of a live pane: the latest event while it is at least as new

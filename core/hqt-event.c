@@ -6,10 +6,12 @@
  * stdout would reach the model as context) and always exits 0 (a hook that
  * exits 2 blocks the harness).  The payload is the last argument (codex's
  * notify: `prog '<json>'`) or, without one, stdin (claude's hooks).  What
- * it writes is the payload shrunk to what a status reader needs: strings
- * cut to STR_MAX bytes (at a character boundary), arrays to their first
- * ARRAY_MAX items, no nesting past DEPTH_MAX, so that a line stays a few
- * KiB and goes out in one write(2) (O_APPEND: lines of two hooks at once
+ * it writes is the payload shrunk to what a status reader needs: members
+ * that are strings longer than STR_MAX dropped, array items cut to
+ * STR_MAX bytes (at a character boundary), arrays to their first
+ * ARRAY_MAX scalars, objects inside it and long keys dropped, so that a line
+ * stays a few hundred bytes (cheap to parse for every session at every
+ * look) and goes out in one write(2) (O_APPEND: lines of two hooks at once
  * do not interleave), with the time it was written (HQT_EVENT_TIME_KEY, unix
  * milliseconds).  The file is hqt's (created 0600 by the launch);
  * a missing one means events are off, and nothing is created. */
@@ -26,10 +28,10 @@
 #include "hqt/plugin.h"
 
 #define INPUT_MAX  ((size_t)16 << 20)  /* a bigger payload is dropped */
-#define STR_MAX    240
-#define ARRAY_MAX  4
+#define STR_MAX    64
+#define ARRAY_MAX  2
 #define MEMBERS_MAX 32
-#define DEPTH_MAX  2
+#define KEY_MAX    32
 #define LINE_MAX_BYTES 8192
 #define FILE_MAX   ((off_t)1 << 20)    /* then start the file again */
 
@@ -52,18 +54,23 @@ shrink(json_t *v, int depth)
 {
 	switch (json_typeof(v)) {
 	case JSON_STRING:
+		/* A member too long (a path, a prompt, a reply) serves no reader:
+		 * dropped; an array's items are cut (codex's input-messages,
+		 * whose start tells its title thread). */
+		if (depth == 1 && json_string_length(v) > STR_MAX)
+			return NULL;
 		return shrink_string(json_string_value(v), json_string_length(v));
 	case JSON_ARRAY: {
 		json_t *a = json_array();
 		size_t i;
 		json_t *x;
 
-		if (depth >= DEPTH_MAX)
-			return a;
 		json_array_foreach(v, i, x) {
 			if (i >= ARRAY_MAX)
 				break;
-			json_array_append_new(a, shrink(x, depth + 1));
+			/* of the payload's own members, only scalars are kept */
+			if (depth == 1 && (json_is_string(x) || json_is_number(x) || json_is_boolean(x)))
+				json_array_append_new(a, shrink(x, depth + 1));
 		}
 		return a;
 	}
@@ -72,12 +79,17 @@ shrink(json_t *v, int depth)
 		const char *k;
 		size_t n = 0;
 
-		if (depth >= DEPTH_MAX)
-			return o;
+		if (depth > 0)
+			return NULL;
 		json_object_foreach(v, k, x) {
-			if (n++ >= MEMBERS_MAX || strlen(k) > 64)
+			json_t *y;
+
+			if (n >= MEMBERS_MAX || strlen(k) > KEY_MAX)
 				continue;
-			json_object_set_new(o, k, shrink(x, depth + 1));
+			if ((y = shrink(x, depth + 1)) != NULL) {
+				json_object_set_new(o, k, y);
+				n++;
+			}
 		}
 		return o;
 	}

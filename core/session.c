@@ -1597,8 +1597,11 @@ session_status_all(struct cmd_ctx *ctx, struct db_session_list *l, enum session_
 
 			/* The harness's own events first, while newer than the
 			 * screen (events_decide). */
+			/* Older than the screen, it cannot decide; read it
+			 * anyway while the id is still to be learnt. */
 			if (ep != NULL)
-				(void)events_latest(h, ep, &ev);
+				(void)events_latest(h, ep, s->harness_session_id != NULL
+							       ? pane[i]->activity : 0, &ev);
 			free(ep);
 			ps = events_decide(ps, pane[i]->activity, t, ACTIVE_SECONDS, ev.status,
 					   ev.at_ms, s->spawned_at);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -210,10 +211,14 @@ Test(events, the_newest_whole_line_decides_after_any_junk)
 	memcpy(text + off, tail, sizeof tail - 1);
 	off += sizeof tail - 1;
 	path = write_events(text, off);
-	cr_assert_eq(events_latest(harness("claude"), path, &ev), 0);
+	cr_assert_eq(events_latest(harness("claude"), path, 0, &ev), 0);
 	cr_expect_eq(ev.status, HQT_STATUS_WAITING);
 	cr_expect_str_eq(ev.id, ID2);
 	cr_expect_eq(ev.at_ms, 2000);
+	/* written before what the caller has already: not read */
+	cr_assert_eq(events_latest(harness("claude"), path, time(NULL) + 100, &ev), 0);
+	cr_expect_eq(ev.status, HQT_STATUS_UNKNOWN);
+	cr_expect_str_eq(ev.id, "");
 	free(path);
 
 	/* Newer lines that say nothing (junk, an event without a time, a
@@ -227,7 +232,7 @@ Test(events, the_newest_whole_line_decides_after_any_junk)
 			"{\"hook_event_name\":1}\n"
 			"{\"hook_event_name\":\"Stop\",\"hqt_at\":\"9999\"}\n";
 		path = write_events(t2, sizeof t2 - 1);
-		cr_assert_eq(events_latest(harness("claude"), path, &ev), 0);
+		cr_assert_eq(events_latest(harness("claude"), path, 0, &ev), 0);
 		cr_expect_eq(ev.status, HQT_STATUS_WORKING);
 		cr_expect_eq(ev.at_ms, 1500);
 		cr_expect_str_eq(ev.id, ID2);
@@ -241,7 +246,7 @@ Test(events, the_newest_whole_line_decides_after_any_junk)
 			"{\"type\":\"agent-turn-complete\",\"thread-id\":\"" ID "\",\"input-messages\":"
 			"[\"Generate a concise, single-line task title\"],\"hqt_at\":3050}\n";
 		path = write_events(t3, sizeof t3 - 1);
-		cr_assert_eq(events_latest(harness("codex"), path, &ev), 0);
+		cr_assert_eq(events_latest(harness("codex"), path, 0, &ev), 0);
 		cr_expect_eq(ev.status, HQT_STATUS_WAITING);
 		cr_expect_eq(ev.at_ms, 3000);
 		cr_expect_str_eq(ev.id, ID2);
@@ -250,18 +255,18 @@ Test(events, the_newest_whole_line_decides_after_any_junk)
 	/* A file of nothing but one huge line. */
 	memset(text, '{', junk);
 	path = write_events(text, junk);
-	cr_assert_eq(events_latest(harness("claude"), path, &ev), 0);
+	cr_assert_eq(events_latest(harness("claude"), path, 0, &ev), 0);
 	cr_expect_eq(ev.status, HQT_STATUS_UNKNOWN);
 	cr_expect_str_eq(ev.id, "");
 	free(path);
 	/* No file, a directory, a symlink (not followed). */
 	path = fmt("%s/none", root);
-	cr_expect_eq(events_latest(harness("claude"), path, &ev), -1);
+	cr_expect_eq(events_latest(harness("claude"), path, 0, &ev), -1);
 	free(path);
-	cr_expect_eq(events_latest(harness("claude"), root, &ev), -1);
+	cr_expect_eq(events_latest(harness("claude"), root, 0, &ev), -1);
 	path = fmt("%s/link", root);
 	cr_assert(symlink("/etc/passwd", path) == 0);
-	cr_expect_eq(events_latest(harness("claude"), path, &ev), -1);
+	cr_expect_eq(events_latest(harness("claude"), path, 0, &ev), -1);
 	free(path);
 	free(text);
 }
@@ -412,7 +417,7 @@ Test(events, the_helper_appends_one_short_line_and_says_nothing)
 	free(out);
 	{
 		struct events_seen ev;
-		cr_assert_eq(events_latest(harness("codex"), file, &ev), 0);
+		cr_assert_eq(events_latest(harness("codex"), file, 0, &ev), 0);
 		cr_expect_eq(ev.status, HQT_STATUS_WAITING);
 		cr_expect_str_eq(ev.id, ID2);
 	}
@@ -436,7 +441,7 @@ Test(events, the_helper_appends_one_short_line_and_says_nothing)
 		cr_expect_eq(helper(file, NULL, "{\"hook_event_name\":\"Stop\"}", 26, &out), 0);
 		free(out);
 		struct events_seen ev;
-		cr_assert_eq(events_latest(harness("claude"), file, &ev), 0);
+		cr_assert_eq(events_latest(harness("claude"), file, 0, &ev), 0);
 		cr_expect_eq(ev.status, HQT_STATUS_WAITING);
 	}
 	/* no variable, or a missing file: nothing created */
