@@ -187,17 +187,23 @@ main(int argc, char **argv)
 		json_decref(v);
 		goto out;
 	}
-	small = shrink(v, 0);
-	json_decref(v);
-	/* When it happened, for the reader: each line dated, not the file. */
+	/* When it happened, for the reader: each line dated, not the file;
+	 * first, where the reader finds it without parsing the line. */
 	{
 		struct timespec ts;
+		json_t *at, *sh = shrink(v, 0);
 
 		clock_gettime(CLOCK_REALTIME, &ts);
-		json_object_set_new(small, HQT_EVENT_TIME_KEY,
-				    json_integer((json_int_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000));
+		at = json_integer((json_int_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
+		small = json_object();
+		json_object_set(small, HQT_EVENT_TIME_KEY, at);
+		json_object_update(small, sh);
+		json_decref(sh);
+		json_object_set(small, HQT_EVENT_TIME_KEY, at);
+		json_decref(at);
 	}
-	out = json_dumps(small, JSON_COMPACT);
+	json_decref(v);
+	out = json_dumps(small, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	json_decref(small);
 	if (out != NULL) {
 		size_t n = strlen(out);

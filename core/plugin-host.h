@@ -119,12 +119,12 @@ enum hqt_status harness_parse_status(const struct harness *h, const char *screen
 				     size_t len);
 /*
  * One line of a session's event file (ABI 1.3 parse_event), hostile input:
- * handed to the plugin only when it is one strict JSON object (valid UTF-8,
- * no duplicate keys) of at most HARNESS_EVENT_MAX bytes.  The status it
+ * handed to the plugin (which parses it strictly) only when it is at most
+ * HARNESS_EVENT_MAX bytes of "{...}" in valid UTF-8 without control bytes.  The status it
  * says (HQT_STATUS_UNKNOWN: nothing, or no parse_event), and in id (when
  * non-NULL; 37 bytes) the harness session id it names, only when that is
  * UUID-like (8-4-4-4-12 hex digits), else "".  *at_ms (when non-NULL):
- * the line's HQT_EVENT_TIME_KEY, a positive integer, else 0.
+ * hqt-event's date, when the line starts {"hqt_at":<digits>, else 0.
  */
 #define HARNESS_EVENT_MAX 16384
 bool harness_has_events(const struct harness *h);

@@ -153,7 +153,8 @@ struct hqt_request {
 
 #define HQT_EVENT_FILE_ENV    "HQT_EVENT_FILE"
 #define HQT_EVENT_COMMAND_ENV "HQT_EVENT_COMMAND"
-/* The member the helper adds to each line: when it wrote it (unix ms). */
+/* The member the helper puts first on each line: when it wrote it (unix
+ * ms), read by the host from the line's start. */
 #define HQT_EVENT_TIME_KEY    "hqt_at"
 
 /* Return values of build_resume and generate_session_id. */
@@ -250,9 +251,10 @@ struct hqt_plugin {
 	 * event names the harness's own session id, that id written into
 	 * id (len bytes, host-owned; left empty when none).  The line is
 	 * hostile input (a sandboxed session can write anything there): the
-	 * host hands over only a line that is one strict JSON object of
-	 * valid UTF-8, at most a few KiB, without its '\n', and checks the
-	 * id (UUID-like) before it stores it.
+	 * host hands over only "{...}" of valid UTF-8 without control bytes,
+	 * at most 16 KiB, without its '\n'; the plugin parses it strictly
+	 * with a real JSON library (and rejects duplicate keys); the host
+	 * checks the id (UUID-like) before it stores it.
 	 */
 	enum hqt_status (*parse_event)(const struct hqt_ctx *ctx, const char *line,
 				       size_t len, char *id, size_t id_len);

@@ -236,13 +236,17 @@ parse_status(const struct hqt_ctx *ctx, const char *screen,
 static enum hqt_status
 parse_event(const struct hqt_ctx *ctx, const char *line, size_t len, char *id, size_t id_len)
 {
-	json_t *v = json_loadb(line, len, 0, NULL);
+	/* strict: one object, no duplicate keys (a second "hook_event_name"
+	 * must not win over the first) */
+	json_t *v = json_loadb(line, len, JSON_REJECT_DUPLICATES, NULL);
 	const char *name, *sid, *kind, *source;
 	enum hqt_status st = HQT_STATUS_UNKNOWN;
 
 	(void)ctx;
-	if (v == NULL)
+	if (v == NULL || !json_is_object(v)) {
+		json_decref(v);
 		return st;
+	}
 	name = json_string_value(json_object_get(v, "hook_event_name"));
 	sid = json_string_value(json_object_get(v, "session_id"));
 	kind = json_string_value(json_object_get(v, "notification_type"));

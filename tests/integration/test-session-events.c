@@ -227,7 +227,7 @@ Test(session_events, events_decide_while_newer_than_the_screen)
 	/* The screen moved on after the newest event (claude fires no hook
 	 * on Esc): the screen decides. */
 	event(id, "{\"hook_event_name\":\"UserPromptSubmit\",\"session_id\":\"" ID2 "\"}",
-	      "\"hook_event_name\":\"UserPromptSubmit\",\"session_id\":\"" ID2 "\",\"hqt_at\"");
+	      "\"hook_event_name\":\"UserPromptSubmit\",\"session_id\":\"" ID2 "\"}");
 	wait_for_state(id, "working", "null", 3000);
 	sleep_ms(1100);
 	write_file(control, "idle\n", 0644);  /* a redraw, a second later */

@@ -199,9 +199,9 @@ Test(events, the_newest_whole_line_decides_after_any_junk)
 	size_t junk = (size_t)3 << 20, off = 0;
 	char *text = xmalloc(junk + 4096);
 	static const char tail[] =
-		"{\"hook_event_name\":\"UserPromptSubmit\",\"session_id\":\"" ID "\",\"hqt_at\":1000}\n"
+		"{\"hqt_at\":1000,\"hook_event_name\":\"UserPromptSubmit\",\"session_id\":\"" ID "\"}\n"
 		"garbage \xff\xfe not json\n"
-		"{\"hook_event_name\":\"Stop\",\"session_id\":\"" ID2 "\",\"hqt_at\":2000}\n"
+		"{\"hqt_at\":2000,\"hook_event_name\":\"Stop\",\"session_id\":\"" ID2 "\"}\n"
 		"{\"hook_event_name\":\"UserPromptSu";   /* a writer not done: ignored */
 
 	/* 3 MiB of one unterminated junk line, then events. */
@@ -226,11 +226,11 @@ Test(events, the_newest_whole_line_decides_after_any_junk)
 	 * own time decides; the id is the newest named. */
 	{
 		static const char t2[] =
-			"{\"hook_event_name\":\"UserPromptSubmit\",\"session_id\":\"" ID "\",\"hqt_at\":1500}\n"
+			"{\"hqt_at\":1500,\"hook_event_name\":\"UserPromptSubmit\",\"session_id\":\"" ID "\"}\n"
 			"{\"hook_event_name\":\"Stop\",\"session_id\":\"" ID "\"}\n"
-			"{\"hook_event_name\":\"SessionEnd\",\"session_id\":\"" ID2 "\",\"hqt_at\":1700}\n"
+			"{\"hqt_at\":1700,\"hook_event_name\":\"SessionEnd\",\"session_id\":\"" ID2 "\"}\n"
 			"{\"hook_event_name\":1}\n"
-			"{\"hook_event_name\":\"Stop\",\"hqt_at\":\"9999\"}\n";
+			"{\"hqt_at\":\"9999\",\"hook_event_name\":\"Stop\"}\n";
 		path = write_events(t2, sizeof t2 - 1);
 		cr_assert_eq(events_latest(harness("claude"), path, 0, &ev), 0);
 		cr_expect_eq(ev.status, HQT_STATUS_WORKING);
@@ -241,10 +241,10 @@ Test(events, the_newest_whole_line_decides_after_any_junk)
 	/* codex's own title thread notifies after the turn: the turn decides */
 	{
 		static const char t3[] =
-			"{\"type\":\"agent-turn-complete\",\"thread-id\":\"" ID2 "\",\"input-messages\":"
-			"[\"e2e\"],\"hqt_at\":3000}\n"
-			"{\"type\":\"agent-turn-complete\",\"thread-id\":\"" ID "\",\"input-messages\":"
-			"[\"Generate a concise, single-line task title\"],\"hqt_at\":3050}\n";
+			"{\"hqt_at\":3000,\"type\":\"agent-turn-complete\",\"thread-id\":\"" ID2 "\","
+			"\"input-messages\":[\"e2e\"]}\n"
+			"{\"hqt_at\":3050,\"type\":\"agent-turn-complete\",\"thread-id\":\"" ID "\","
+			"\"input-messages\":[\"Generate a concise, single-line task title\"]}\n";
 		path = write_events(t3, sizeof t3 - 1);
 		cr_assert_eq(events_latest(harness("codex"), path, 0, &ev), 0);
 		cr_expect_eq(ev.status, HQT_STATUS_WAITING);
@@ -408,7 +408,7 @@ Test(events, the_helper_appends_one_short_line_and_says_nothing)
 	cr_expect_eq(strchr(got, '\n'), got + strlen(got) - 1, "one line: %s", got);
 	cr_expect_not_null(strstr(got, "\"hook_event_name\":\"UserPromptSubmit\""));
 	cr_expect_not_null(strstr(got, "\"session_id\":\"" ID "\""));
-	cr_expect_not_null(strstr(got, "\"hqt_at\":"), "no time: %s", got);
+	cr_expect_eq(strncmp(got, "{\"hqt_at\":", 10), 0, "not dated first: %s", got);
 	free(got);
 
 	/* codex: notify's JSON as the last argument */
