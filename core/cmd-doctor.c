@@ -4,7 +4,7 @@
 #include "json-out.h"
 #include "sandbox.h"
 #include "session.h"
-#include "spawn.h"
+#include "process.h"
 #include "db.h"
 
 #include <errno.h>
@@ -147,49 +147,28 @@ check_db(struct report *r, const char *path)
 }
 
 /*
- * Would a writable sandboxed session of h start?  The plan its launcher
- * makes, checked against an empty stand-in project: what stops it is in
- * the harness's own files (a settings.json that is a link, say), so the
+ * Would a writable sandboxed session of h start?  The plan `hqt new` makes
+ * (session_stand_in_argv), for an empty stand-in project: what stops it is
+ * in the harness's own files (a settings.json that is a link, say), so the
  * user hears of it here rather than from their first `hqt new --sandbox`.
  */
 static void
 check_sandbox_plan(struct report *r, struct cmd_ctx *ctx, const struct harness *h)
 {
-	char tmpl[] = "/tmp/hqt-doctor-XXXXXX", *home = user_home(), *root, *priv, *err = NULL;
-	char *argv[] = { "true", NULL };
-	struct sandbox_policy pol;
+	char tmpl[] = "/tmp/hqt-doctor-XXXXXX", *err = NULL;
+	struct strv argv = STRV_INIT;
 
-	if (home == NULL || mkdtemp(tmpl) == NULL) {
-		free(home);
+	if (mkdtemp(tmpl) == NULL)
 		return;
-	}
-	root = sandbox_state_root(h->name, tmpl);
-	if (root == NULL) {
-		rmdir(tmpl);
-		free(home);
-		return;
-	}
-	priv = xasprintf("%s/home", root);
-	sandbox_policy_init(&pol);
-	sandbox_policy_from_config(&pol, &ctx->cfg.sandbox);
-	session_add_plugin_binds(&ctx->reg, h, &pol);
-	pol.fs_rw = true;
-	struct sandbox_input in = {
-		.policy = &pol, .argv = argv, .project = tmpl, .home = home,
-		.private_home = priv,
-	};
-	if (sandbox_check(&in, &err) != 0) {
+	if (session_stand_in_argv(ctx, h, tmpl, true, &argv, &err) != 0) {
 		char *name = xasprintf("sandbox %s", h->name);
 		add(r, name, false, false, xasprintf("sandboxed sessions will not start: %s", err),
 		    xstrdup("what the reason says; docs/sandbox.md explains each case"));
 		free(name);
 		free(err);
 	}
+	strv_clear(&argv);
 	rmdir(tmpl);
-	sandbox_policy_free(&pol);
-	free(home);
-	free(priv);
-	free(root);
 }
 
 /* "1.2.3" against "1.2.0": <0, 0, >0, numerically part by part. */
@@ -304,34 +283,28 @@ check_plugins(struct report *r, struct cmd_ctx *ctx, bool sandbox)
 		    xstrdup("check [plugins] load and the plugin directory"));
 	for (size_t i = 0; i < reg->nharnesses; i++) {
 		const struct harness *h = &reg->harnesses[i];
-		struct hqt_request req = {
-			.struct_size = sizeof req, .project_path = "/", .uid = (unsigned)getuid(),
-		};
-		struct hqt_cmd cmd;
-		char *name = xasprintf("harness %s", h->name), *path, *id = NULL;
+		struct strv argv = STRV_INIT;
+		char *name = xasprintf("harness %s", h->name), *path = NULL;
+		bool found = false;
 
-		cmd_init(&cmd);
-		/* A harness whose ids hqt picks needs one to build its command. */
-		if (harness_generate_id(h, &id, &err) < 0) {
-			free(err);
-			err = NULL;
-		}
-		req.harness_session_id = id;
-		if (harness_build_spawn(h, &req, &cmd, &err) != 0) {
+		/* The very command a session would run, from the plan of a new
+		 * session (in "/": any directory will do). */
+		if (session_stand_in_argv(ctx, h, "/", false, &argv, &err) != 0) {
 			add(r, name, false, false, xstrdup(err), xasprintf("check [harness.%s]", h->name));
 			free(err);
 			err = NULL;
-		} else if ((path = find_in_path(cmd.argv.v[0], NULL)) != NULL) {
-			add(r, name, true, false, xasprintf("%s found at %s", cmd.argv.v[0], path), NULL);
+		} else if ((path = find_in_path(argv.v[0], NULL)) != NULL) {
+			add(r, name, true, false, xasprintf("%s found at %s", argv.v[0], path), NULL);
 			check_version(r, h, path);
-			free(path);
+			found = true;
 		} else
-			add(r, name, false, false, xasprintf("%s not found on PATH", cmd.argv.v[0]),
-			    xasprintf("install %s or add its directory to PATH", cmd.argv.v[0]));
-		cmd_clear(&cmd);
+			add(r, name, false, false, xasprintf("%s not found on PATH", argv.v[0]),
+			    xasprintf("install %s or add its directory to PATH", argv.v[0]));
+		free(path);
+		strv_clear(&argv);
 		free(name);
-		free(id);
-		if (sandbox)
+		/* A harness that is not there cannot be sandboxed either; said once. */
+		if (sandbox && found)
 			check_sandbox_plan(r, ctx, h);
 	}
 }

@@ -1,5 +1,5 @@
 /* cmd-session-verbs.c: the verbs that act on named sessions: attach, resume,
- * kill, rm, and the hidden exec-session the windows run.  Each is its own
+ * kill and rm.  Each is its own
  * table entry; they share the way a session is named and looked up. */
 #include "cmd.h"
 #include "session.h"
@@ -15,7 +15,6 @@ static int attach_exec(struct cmd_ctx *ctx, int argc, char **argv);
 static int resume_exec(struct cmd_ctx *ctx, int argc, char **argv);
 static int kill_exec(struct cmd_ctx *ctx, int argc, char **argv);
 static int rm_exec(struct cmd_ctx *ctx, int argc, char **argv);
-static int exec_session_exec(struct cmd_ctx *ctx, int argc, char **argv);
 
 const struct cmd_entry cmd_attach_entry = {
 	.name = "attach",
@@ -55,14 +54,6 @@ const struct cmd_entry cmd_rm_entry = {
 		"any failed.\n",
 	.exec = rm_exec,
 };
-const struct cmd_entry cmd_exec_session_entry = {
-	.name = "exec-session",
-	.usage = "exec-session [--resume] [--run DIR] NUMBER",
-	.summary = "(internal) the launcher a session's tmux window runs",
-	.exec = exec_session_exec,
-	.hidden = true,
-};
-
 /* The one SESSION operand of e, looked up; NULL after printing the error. */
 static struct db_session *
 one_session(struct cmd_ctx *ctx, const struct cmd_entry *e, int argc, char **argv, int *rc)
@@ -301,38 +292,4 @@ rm_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	}
 	argv[n] = NULL;
 	return act(ctx, &cmd_rm_entry, n, argv, "removed", rm_one);
-}
-
-static int
-exec_session_exec(struct cmd_ctx *ctx, int argc, char **argv)
-{
-	static const struct option opts[] = {
-		{ "resume", no_argument, NULL, 'r' },
-		{ "run", required_argument, NULL, 'R' },
-		{ NULL, 0, NULL, 0 },
-	};
-	bool resume = false;
-	const char *run = NULL;
-	char *err = NULL;
-	long id;
-	int c;
-
-	optind = 0;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
-		switch (c) {
-		case 'r': resume = true; break;
-		case 'R': run = optarg; break;
-		default:
-			return cmd_usage_error(&cmd_exec_session_entry, "bad option");
-		}
-	}
-	if (argc - optind != 1 || parse_long(argv[optind], &id) != 0 || id <= 0)
-		return cmd_usage_error(&cmd_exec_session_entry, "exec-session needs a session number");
-	session_exec(ctx, id, resume, run, &err);
-	/* Still here: nothing was started.  The pane shows this line, and
-	 * `hqt new` got it through the FIFO as the session's exit message. */
-	cmd_error("%s", err != NULL ? err : "cannot start the session");
-	free(err);
-	return 127;
 }

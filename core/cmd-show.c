@@ -25,9 +25,9 @@ const struct cmd_entry cmd_show_entry = {
 };
 
 /*
- * Was s's live window started by a resume rung?  The pane's start command is
- * the launcher's argv (session.c), which carries --resume then; the database
- * does not record which command a window runs.
+ * Was s's live window started by a resume rung?  Its window option
+ * @hqt-start says (session.c sets it with the window); the database does
+ * not record which command a window runs.
  */
 static bool
 window_resumed(struct cmd_ctx *ctx, const struct db_session *s)
@@ -49,9 +49,9 @@ window_resumed(struct cmd_ctx *ctx, const struct db_session *s)
 		strv_push(&a, "-p");
 		strv_push(&a, "-t");
 		strv_push(&a, p->pane_id);
-		strv_push(&a, "#{pane_start_command}");
+		strv_push(&a, "#{@hqt-start}");
 		if (tmux_run(&ctx->tmux, &a, &r, NULL) == 0 && r.out != NULL)
-			yes = strstr(r.out, " exec-session --resume --run ") != NULL;
+			yes = strncmp(r.out, "resume\n", 7) == 0;
 		spawn_result_free(&r);
 		strv_clear(&a);
 	}

@@ -21,7 +21,6 @@ extern const struct cmd_entry cmd_resume_entry;
 extern const struct cmd_entry cmd_kill_entry;
 extern const struct cmd_entry cmd_rm_entry;
 extern const struct cmd_entry cmd_project_entry;
-extern const struct cmd_entry cmd_exec_session_entry;
 extern const struct cmd_entry cmd_complete_entry;
 extern const struct cmd_entry cmd_plugins_entry;
 extern const struct cmd_entry cmd_doctor_entry;
@@ -37,7 +36,6 @@ const struct cmd_entry *const cmd_table[] = {
 	&cmd_kill_entry,
 	&cmd_rm_entry,
 	&cmd_project_entry,
-	&cmd_exec_session_entry,
 	&cmd_complete_entry,
 	&cmd_plugins_entry,
 	&cmd_doctor_entry,

@@ -166,6 +166,24 @@ int db_session_list(struct db *db, long long project_id,
 
 /* Field updates; each fails with "no session N" when there is none.  A NULL
  * string clears the field. */
+/*
+ * A verb's new state of one session, written in one UPDATE: the fields
+ * whose DB_SET_* bit is in set (a NULL string clears it).  0, or -1 with
+ * *err ("no session N" when there is none).
+ */
+#define DB_SET_STATE        (1u << 0)
+#define DB_SET_HSID         (1u << 1)
+#define DB_SET_SPAWNED_AT   (1u << 2)
+#define DB_SET_EXIT_MESSAGE (1u << 3)
+struct db_session_change {
+	unsigned set;
+	enum db_state state;
+	const char *harness_session_id;
+	long long spawned_at;
+	const char *exit_message;
+};
+int db_session_change(struct db *db, long long id, const struct db_session_change *c,
+		      char **err);
 int db_session_set_harness_session_id(struct db *db, long long id,
 				      const char *harness_session_id, char **err);
 int db_session_set_state(struct db *db, long long id, enum db_state st,

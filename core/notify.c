@@ -2,7 +2,7 @@
 #include "notify.h"
 #include "cmd.h"
 #include "db.h"
-#include "spawn.h"
+#include "process.h"
 #include "strv.h"
 #include "text.h"
 #include "tmux.h"

@@ -2733,27 +2733,35 @@ supervise(pid_t bwrap, int info_fd, const sigset_t *waited)
 }
 
 int
-sandbox_exec(const struct sandbox_input *in, int ready_fd, char **err)
+sandbox_plan(const struct sandbox_input *in, struct strv *argv, struct strv *envp, int *seccomp_fd,
+	     char **err)
 {
-	static const int sigs[] = { SIGHUP, SIGTERM, SIGINT, SIGQUIT, SIGCHLD };
 	struct sandbox_probe pr;
 	struct sandbox_input x;
-	struct strv av = STRV_INIT, envp = STRV_INIT;
-	int fd = -1, info[2] = { -1, -1 }, e, maxfd = max_fd();
+	int rc = -1;
+
+	*seccomp_fd = -1;
+	if (probe_into(in, &x, &pr, err) == 0 && sandbox_prepare(&x, err) == 0 &&
+	    sandbox_build_argv(&x, argv, err) == 0 && sandbox_build_env(&x, envp, err) == 0) {
+		*seccomp_fd = sandbox_seccomp_fd(
+			in->policy->allow_ptrace ? SECCOMP_ALLOW_PTRACE : 0, err);
+		rc = *seccomp_fd < 0 ? -1 : 0;
+	}
+	sandbox_probe_clear(&pr);
+	return rc;
+}
+
+int
+sandbox_run(char *const argv[], char *const envp[], int seccomp_fd, int ready_fd, char **err)
+{
+	static const int sigs[] = { SIGHUP, SIGTERM, SIGINT, SIGQUIT, SIGCHLD };
+	int info[2] = { -1, -1 }, e, maxfd = max_fd();
 	sigset_t waited, old;
 	pid_t pid;
 
-	if (probe_into(in, &x, &pr, err) < 0)
-		goto fail;
-	if (sandbox_prepare(&x, err) < 0 || sandbox_build_argv(&x, &av, err) < 0 ||
-	    sandbox_build_env(&x, &envp, err) < 0)
-		goto fail;
-	fd = sandbox_seccomp_fd(in->policy->allow_ptrace ? SECCOMP_ALLOW_PTRACE : 0, err);
-	if (fd < 0)
-		goto fail;
 	if (pipe2(info, O_CLOEXEC) < 0) {
 		set_err(err, "sandbox: cannot make the info pipe: %s", strerror(errno));
-		goto fail;
+		return -1;
 	}
 	sigemptyset(&waited);
 	for (size_t i = 0; i < ARRAY_SIZE(sigs); i++)
@@ -2763,7 +2771,9 @@ sandbox_exec(const struct sandbox_input *in, int ready_fd, char **err)
 	if (pid < 0) {
 		set_err(err, "sandbox: cannot fork: %s", strerror(errno));
 		sigprocmask(SIG_SETMASK, &old, NULL);
-		goto fail;
+		close(info[0]);
+		close(info[1]);
+		return -1;
 	}
 	if (pid == 0) {
 		/* The child: bwrap with the filter at 3 and the info pipe at 4,
@@ -2773,40 +2783,44 @@ sandbox_exec(const struct sandbox_input *in, int ready_fd, char **err)
 		reset_signals();
 		/* Out of the way first: either may sit at 3 or 4 now.  dup2
 		 * leaves the copies inheritable. */
-		s2 = fcntl(fd, F_DUPFD_CLOEXEC, 10);
+		s2 = fcntl(seccomp_fd, F_DUPFD_CLOEXEC, 10);
 		i2 = fcntl(info[1], F_DUPFD_CLOEXEC, 10);
 		if (s2 >= 0 && i2 >= 0 && dup2(s2, SANDBOX_SECCOMP_FD) >= 0 &&
 		    dup2(i2, SANDBOX_INFO_FD) >= 0) {
 			close_from(SANDBOX_INFO_FD + 1, maxfd, true);
-			execve(av.v[0], av.v, strv_v(&envp));
+			execve(argv[0], argv, envp);
 		}
 		e = errno;
 		if (ready_fd >= 0)
-			dprintf(ready_fd, "sandbox: cannot run %s: %s", av.v[0], strerror(e));
-		dprintf(2, "hqt: sandbox: cannot run %s: %s\n", av.v[0], strerror(e));
+			dprintf(ready_fd, "sandbox: cannot run %s: %s", argv[0], strerror(e));
+		dprintf(2, "hqt: sandbox: cannot run %s: %s\n", argv[0], strerror(e));
 		_exit(127);
 	}
 	/* The supervisor.  `hqt new` learns of the start (or of the child's
 	 * error) once the child's copy of ready_fd closes. */
 	if (ready_fd >= 0)
 		close(ready_fd);
-	close(fd);
+	close(seccomp_fd);
 	close(info[1]);
 	/* Ctrl-Z reaches the whole process group; the supervisor stays up. */
 	signal(SIGTSTP, SIG_IGN);
 	signal(SIGTTIN, SIG_IGN);
 	signal(SIGTTOU, SIG_IGN);
 	supervise(pid, info[0], &waited);
-fail:
-	if (info[0] >= 0)
-		close(info[0]);
-	if (info[1] >= 0)
-		close(info[1]);
+}
+
+int
+sandbox_exec(const struct sandbox_input *in, int ready_fd, char **err)
+{
+	struct strv av = STRV_INIT, envp = STRV_INIT;
+	int fd;
+
+	if (sandbox_plan(in, &av, &envp, &fd, err) == 0)
+		sandbox_run(strv_v(&av), strv_v(&envp), fd, ready_fd, err);
 	if (fd >= 0)
 		close(fd);
 	strv_clear(&av);
 	strv_clear(&envp);
-	sandbox_probe_clear(&pr);
 	return -1;
 }
 

@@ -191,6 +191,20 @@ int sandbox_command(const struct sandbox_input *in, struct strv *out, char **err
 int sandbox_exec(const struct sandbox_input *in, int ready_fd, char **err);
 
 /*
+ * sandbox_exec in two halves, for a launcher that gets a finished plan:
+ * sandbox_plan probes, prepares the private state and gives the bwrap argv,
+ * its environment and the seccomp program (a sealed memfd at offset 0,
+ * close-on-exec); 0, or -1 with *err.  sandbox_run forks argv (bwrap first,
+ * with the descriptors of sandbox_plan's argv: the filter read from
+ * seccomp_fd at SANDBOX_SECCOMP_FD, the info pipe at SANDBOX_INFO_FD) and
+ * supervises it as sandbox_exec does; it never returns once bwrap was
+ * forked, and returns -1 with *err when it could not fork.
+ */
+int sandbox_plan(const struct sandbox_input *in, struct strv *argv, struct strv *envp,
+		 int *seccomp_fd, char **err);
+int sandbox_run(char *const argv[], char *const envp[], int seccomp_fd, int ready_fd, char **err);
+
+/*
  * $XDG_DATA_HOME/hqt/sandbox/<harness>/<project key>: the private state of
  * the sandboxed sessions of one harness in one project.  Its home/ is
  * $HOME inside; a state directory outside $HOME (a CODEX_HOME elsewhere)

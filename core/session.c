@@ -1,22 +1,24 @@
 /* session.c: the session service: create, launch, resume ladder, kill, status.
  *
- * How a session starts: `hqt new` writes the row inside a transaction, opens
- * the tmux window running `hqt exec-session N --run DIR`, and commits.  The
- * launcher in the window waits until the row is visible (so a `hqt new`
- * killed before its commit leaves neither row nor running harness), reads
- * the environment `hqt new` left for it in DIR (a 0700 directory: secrets
- * never travel on a command line), builds the argv, and execs it.  DIR also
- * holds a FIFO: the launcher opens it close-on-exec, so `hqt new` reads EOF
- * the moment the harness (or bwrap) is exec'd, or the launcher's error. */
+ * How a session starts: `hqt new` commits the row, works out the whole start
+ * (the harness's argv and environment, or bwrap's with the sandbox's private
+ * state prepared and its seccomp program) and leaves that plan in a private
+ * launch directory DIR (0700: secrets never travel on a command line), then
+ * opens the tmux window running `hqt-launch DIR` (core/launcher.c), which
+ * has no sqlite, plugins or config: it starts the plan and stays with it.
+ * DIR also holds a FIFO: the launcher opens it, its child holds it until the
+ * exec, so `hqt new` reads EOF the moment the harness (or bwrap) is exec'd,
+ * or the launcher's error. */
 #include "session.h"
 #include "consent.h"
 #include "events.h"
+#include "launch.h"
 #include "notify.h"
 #include "project.h"
 #include "worktree.h"
 #include "log.h"
 #include "sandbox.h"
-#include "spawn.h"
+#include "process.h"
 #include "text.h"
 
 #include <dirent.h>
@@ -34,8 +36,7 @@
 
 extern char **environ;
 
-#define READY_TIMEOUT_MS 15000   /* launcher start: config, plugins, probe */
-#define ROW_WAIT_MS      10000   /* launcher waiting for `hqt new` to commit */
+#define READY_TIMEOUT_MS 15000   /* the launcher's start (a loaded machine) */
 #define VERIFY_MS_DEFAULT 1000   /* resume: how long rung 1 must stay alive */
 #define ACTIVE_SECONDS   2       /* output this recent means working */
 #define STALE_RUNDIR_SECONDS 60  /* a launch takes well under READY_TIMEOUT_MS */
@@ -145,7 +146,7 @@ request_of(const struct db_session *s, struct hqt_request *req, char **root)
 }
 
 /* Everything needed to exec a session; built by plan(), used by
- * session_argv (printing) and session_exec (running). */
+ * session_argv (printing) and start_plan (running). */
 struct plan {
 	struct hqt_cmd cmd;
 	bool fresh;
@@ -327,155 +328,111 @@ session_argv(struct cmd_ctx *ctx, const struct db_session *s, bool resume, struc
 	return rc;
 }
 
-/* ---- the launcher's side ---- */
+/* ---- the plan of a start ---- */
 
-static void gate_wait(const char *rundir);
+/* Our environment for the session: ours, minus what belongs to our
+ * terminal's tmux (the window is in hqt's own). */
+static void
+host_env(struct strv *env)
+{
+	for (char **e = environ; *e != NULL; e++)
+		if (strncmp(*e, "TMUX=", 5) != 0 && strncmp(*e, "TMUX_PANE=", 10) != 0)
+			strv_push(env, *e);
+}
 
+/* NAME=VALUE into env, replacing an entry of that name. */
+static void
+env_put(struct strv *env, const char *entry)
+{
+	size_t n = strcspn(entry, "=");
+
+	for (size_t i = 0; i < env->n; i++)
+		if (strncmp(env->v[i], entry, n) == 0 && env->v[i][n] == '=') {
+			free(env->v[i]);
+			env->v[i] = xstrdup(entry);
+			return;
+		}
+	strv_push(env, entry);
+}
+
+/*
+ * The whole start of s, as hqt-launch will run it (launch.h): the plugin's
+ * command (resume: its resume command, or spawn when there is nothing to
+ * resume, *fresh says which) with our environment, or, sandboxed, bwrap's
+ * argv and environment, the private state prepared and the seccomp program
+ * in *seccomp_fd.  0, or -1 with *err.
+ */
 static int
-read_env_file(const char *path, struct strv *env)
-{
-	size_t len;
-	char *buf = read_file(path, 1 << 20, &len);
-
-	if (buf == NULL)
-		return -1;
-	for (size_t off = 0; off < len;) {
-		size_t l = strnlen(buf + off, len - off);
-		if (l > 0 && strchr(buf + off, '=') != NULL)
-			strv_take(env, xstrndup(buf + off, l));
-		off += l + 1;
-	}
-	free(buf);
-	return 0;
-}
-
-/* Replace our environment with env (the launcher's config lookup must see
- * what `hqt new` saw). */
-static void
-adopt_env(const struct strv *env)
-{
-	clearenv();
-	for (size_t i = 0; i < env->n; i++) {
-		char *eq = strchr(env->v[i], '=');
-		char *name = xstrndup(env->v[i], (size_t)(eq - env->v[i]));
-		setenv(name, eq + 1, 1);
-		free(name);
-	}
-}
-
-static void
-tell(int fd, const char *msg)
-{
-	if (fd >= 0)
-		(void)!write(fd, msg, strlen(msg));
-}
-
-int
-session_exec(struct cmd_ctx *ctx, long long id, bool resume, const char *rundir, char **err)
+start_plan(struct cmd_ctx *ctx, const struct db_session *s, bool resume, struct launch_plan *lp,
+	   int *seccomp_fd, bool *fresh, char **err)
 {
 	struct strv env = STRV_INIT;
-	struct db_session *s = NULL;
 	struct plan p;
-	int ready = -1, waited = 0;
-	const char *term = getenv("TERM");
-	char *path, *pane = getenv("TMUX_PANE") != NULL ? xstrdup(getenv("TMUX_PANE")) : NULL;
+	int rc = -1;
 
-	if (rundir != NULL) {
-		path = xasprintf("%s/env", rundir);
-		if (read_env_file(path, &env) != 0) {
-			set_err(err, "cannot read the session environment '%s': %s", path,
-				strerror(errno));
-			free(path);
-			return -1;
-		}
-		unlink(path);
-		free(path);
-		path = xasprintf("%s/ready", rundir);
-		ready = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
-		free(path);
-		/* tmux sets TERM for the pane; everything else comes from hqt. */
-		if (term != NULL) {
-			char *t = xasprintf("TERM=%s", term);
-			strv_take(&env, t);
-		}
-		adopt_env(&env);
+	memset(lp, 0, sizeof *lp);
+	*seccomp_fd = -1;
+	host_env(&env);
+	if (plan(ctx, s, resume, strv_v(&env), &p, err) != 0) {
+		strv_clear(&env);
+		return -1;
 	}
-	if (cmd_db(ctx) != 0) {
-		set_err(err, "cannot open the database");
-		goto fail;
-	}
-	/* A new session: wait for `hqt new` to say that its row is committed
-	 * (or to end).  Then, and without a gate (resume: the row exists),
-	 * look for the row, and poll while it is not there: a `hqt new`
-	 * killed in the middle of its commit leaves a row that other
-	 * connections see only once SQLite recovers the WAL. */
-	if (rundir != NULL && !resume)
-		gate_wait(rundir);
-	/* The row commits right after tmux opened this window: look again
-	 * soon (a lookup costs far less than a millisecond), then less often. */
-	for (int step = 1; db_session_get(ctx->db, id, &s, err) != 0;) {
-		if (waited >= ROW_WAIT_MS) {
-			set_err(err, "session %lld does not exist", id);
-			goto fail;
-		}
-		free(*err);
-		*err = NULL;
-		sleep_ms(step);
-		waited += step;
-		if (step < 20)
-			step *= 2;
-	}
-	free(*err);
-	*err = NULL;
-	if (plan(ctx, s, resume, environ, &p, err) != 0)
-		goto fail;
 	/* The last run's events say nothing of this one. */
 	events_reset(p.events);
-	/* Closed, not just dropped by the exec: when this is the last
-	 * connection, SQLite removes its -wal and -shm files. */
-	db_close(ctx->db);
-	ctx->db = NULL;
+	*fresh = p.fresh;
+	lp->cwd = xstrdup(p.cmd.cwd);
 	if (p.sandboxed) {
-		bool changed = false;
-
-		/* The terminal: no passthrough, no clipboard, whatever the
-		 * user's tmux.conf says (fail closed). */
-		if (pane == NULL) {
-			set_err(err, "cannot sandbox: not in a tmux pane ($TMUX_PANE unset)");
-			goto fail_plan;
+		lp->sandboxed = true;
+		if (sandbox_plan(&p.in, &lp->argv, &lp->envp, seccomp_fd, err) == 0) {
+			lp->exe = xstrdup(lp->argv.v[0]);
+			rc = 0;
 		}
-		if (cmd_tmux(ctx) != 0 || tmux_box_pane(&ctx->tmux, pane, &changed, err) != 0)
-			goto fail_plan;
-		if (changed)
-			fprintf(stderr, "hqt: tmux's set-clipboard was on; it is now external, so that "
-				"sandboxed panes can neither read nor set the clipboard (copy mode "
-				"still reaches your terminal; see docs/sandbox.md)\n");
-		/* Supervises the sandbox from here; `ready` closes once bwrap
-		 * runs, and this process ends with it. */
-		sandbox_exec(&p.in, ready, err);
 	} else {
-		struct strv envp = STRV_INIT;
-		strv_pushv(&envp, (const char *const *)environ);
-		for (size_t i = 0; i < p.cmd.env.n; i++)
-			strv_push(&envp, p.cmd.env.v[i]);
-		if (chdir(p.cmd.cwd) != 0)
-			set_err(err, "cannot enter '%s': %s", p.cmd.cwd, strerror(errno));
-		else
-			spawn_exec(strv_v(&p.cmd.argv), strv_v(&envp), err);
-		strv_clear(&envp);
+		const char *path = envp_get(strv_v(&env), "PATH");
+
+		errno = 0;
+		lp->exe = find_in_path(p.cmd.argv.v[0], path);
+		if (lp->exe == NULL) {
+			int e = errno != 0 ? errno : ENOENT;
+			char *shown = text_escape(p.cmd.argv.v[0], 80);
+
+			set_err(err, "cannot run '%s': %s", shown, strerror(e));
+			free(shown);
+		} else {
+			strv_pushv(&lp->argv, (const char *const *)strv_v(&p.cmd.argv));
+			strv_pushv(&lp->envp, (const char *const *)strv_v(&env));
+			for (size_t i = 0; i < p.cmd.env.n; i++)
+				env_put(&lp->envp, p.cmd.env.v[i]);
+			rc = 0;
+		}
 	}
-fail_plan:
+	if (rc != 0) {
+		launch_plan_clear(lp);
+		if (*seccomp_fd >= 0)
+			close(*seccomp_fd);
+		*seccomp_fd = -1;
+	}
 	plan_free(&p);
-fail:
-	if (*err == NULL)
-		set_err(err, "cannot start session %lld", id);
-	tell(ready, *err);
-	if (ready >= 0)
-		close(ready);
-	db_session_free(s);
 	strv_clear(&env);
-	free(pane);
-	return -1;
+	return rc;
+}
+
+/* start_plan into launch directory dir: 0, or -1 with *err. */
+static int
+dir_plan(struct cmd_ctx *ctx, const struct db_session *s, bool resume, const char *dir,
+	 bool *sandboxed, bool *fresh, char **err)
+{
+	struct launch_plan lp;
+	int fd, rc;
+
+	if (start_plan(ctx, s, resume, &lp, &fd, fresh, err) != 0)
+		return -1;
+	rc = launch_plan_write(dir, &lp, fd, err);
+	*sandboxed = lp.sandboxed;
+	if (fd >= 0)
+		close(fd);
+	launch_plan_clear(&lp);
+	return rc;
 }
 
 /* ---- starting a window ---- */
@@ -495,10 +452,12 @@ rundir_free(struct rundir *r)
 		return;
 	if (r->ready >= 0)
 		close(r->ready);
-	p = xasprintf("%s/env", r->dir);
+	launch_plan_remove(r->dir);
+	p = xasprintf("%s/ready", r->dir);
 	unlink(p);
 	free(p);
-	p = xasprintf("%s/ready", r->dir);
+	/* Those of an older hqt's launcher. */
+	p = xasprintf("%s/env", r->dir);
 	unlink(p);
 	free(p);
 	p = xasprintf("%s/gate", r->dir);
@@ -510,7 +469,7 @@ rundir_free(struct rundir *r)
 }
 
 /* A `hqt new` killed before it cleaned up leaves its launch directory (and
- * maybe the environment file in it) behind; sweep ours once they are stale. */
+ * maybe the plan in it) behind; sweep ours once they are stale. */
 static void
 rundir_sweep(const char *base)
 {
@@ -535,14 +494,12 @@ rundir_sweep(const char *base)
 	closedir(d);
 }
 
-/* The environment a session gets: ours, minus what belongs to our terminal's
- * tmux (the window gets its own TMUX and TMUX_PANE). */
+/* A private launch directory with the ready FIFO, opened for reading. */
 static int
 rundir_make(struct rundir *r, char **err)
 {
 	const char *base = getenv("XDG_RUNTIME_DIR");
 	char *tmpl, *path;
-	int fd;
 
 	r->ready = -1;
 	if (base == NULL || access(base, W_OK) != 0)
@@ -555,43 +512,6 @@ rundir_make(struct rundir *r, char **err)
 		return -1;
 	}
 	r->dir = tmpl;
-	path = xasprintf("%s/env", r->dir);
-	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-	free(path);
-	if (fd < 0)
-		goto fail;
-	{
-		/* One write, not one per variable. */
-		size_t len = 0, off = 0;
-		char *buf;
-		ssize_t wrote;
-
-		for (char **e = environ; *e != NULL; e++)
-			len += strlen(*e) + 1;
-		buf = xmalloc(len + 1);
-		for (char **e = environ; *e != NULL; e++) {
-			size_t l = strlen(*e) + 1;
-
-			if (strncmp(*e, "TMUX=", 5) == 0 || strncmp(*e, "TMUX_PANE=", 10) == 0)
-				continue;
-			memcpy(buf + off, *e, l);
-			off += l;
-		}
-		for (size_t done = 0; done < off; done += (size_t)wrote) {
-			wrote = write(fd, buf + done, off - done);
-			if (wrote < 0 && errno == EINTR) {
-				wrote = 0;
-				continue;
-			}
-			if (wrote <= 0) {
-				free(buf);
-				close(fd);
-				goto fail;
-			}
-		}
-		free(buf);
-	}
-	close(fd);
 	path = xasprintf("%s/ready", r->dir);
 	if (mkfifo(path, 0600) != 0) {
 		free(path);
@@ -608,78 +528,6 @@ fail:
 	set_err(err, "cannot prepare the launch directory %s: %s", r->dir, strerror(errno));
 	rundir_free(r);
 	return -1;
-}
-
-/*
- * The gate: a second FIFO in the launch directory, through which `hqt new`
- * tells its launcher that the row is committed, so that the launcher waits
- * on it instead of polling the database.  hqt new opens it read-write (so
- * that opening never blocks) before the window exists, writes one byte
- * after its commit, and keeps it open until the launcher is done (a FIFO
- * nobody holds open loses what was written to it).  On a rollback it closes
- * it at once.  The launcher wakes on the byte, or on EOF when hqt new rolled
- * back or died, and then looks for the row (polling as before when it is
- * not there: see session_exec).  -1 when the gate cannot be made: the
- * launcher then polls from the start.
- */
-static int
-gate_make(const struct rundir *r)
-{
-	char *path = xasprintf("%s/gate", r->dir);
-	int fd = -1;
-
-	if (mkfifo(path, 0600) == 0 && (fd = open(path, O_RDWR | O_CLOEXEC)) < 0)
-		unlink(path);
-	free(path);
-	return fd;
-}
-
-/* After the commit: let the launcher go (the byte waits for it). */
-static void
-gate_open(int fd)
-{
-	if (fd >= 0)
-		(void)!write(fd, "c", 1);
-}
-
-static void
-gate_close(int *fd)
-{
-	if (*fd >= 0)
-		close(*fd);
-	*fd = -1;
-}
-
-/*
- * The launcher's side: until hqt new wrote its byte (committed), or ended
- * (EOF), or ROW_WAIT_MS passed.  A read comes first: with no writer left it
- * is EOF at once, where poll would not report a writer that came and went
- * before our open.
- */
-static void
-gate_wait(const char *rundir)
-{
-	char *path = xasprintf("%s/gate", rundir), c;
-	struct pollfd pfd;
-	int fd;
-
-	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	free(path);
-	if (fd < 0)
-		return;
-	pfd.fd = fd;
-	pfd.events = POLLIN;
-	for (;;) {
-		ssize_t got = read(fd, &c, 1);
-		int n;
-
-		if (got >= 0 || (errno != EAGAIN && errno != EINTR))
-			break;
-		n = poll(&pfd, 1, ROW_WAIT_MS);
-		if (n == 0 || (n < 0 && errno != EINTR))
-			break;
-	}
-	close(fd);
 }
 
 static int window_alive(struct cmd_ctx *ctx, const char *name, char **err);
@@ -779,38 +627,11 @@ rundir_wait(struct cmd_ctx *ctx, const char *name, struct rundir *r, char **err)
 	}
 }
 
-/* The argv of the window: this hqt, told exactly which config, database,
- * plugins and tmux server to use, as the launcher. */
-static void
-launcher_argv(struct cmd_ctx *ctx, long long id, bool resume, const char *dir, struct strv *argv)
-{
-	char *self = self_exe();
-
-	strv_push(argv, self != NULL ? self : "hqt");
-	free(self);
-	if (ctx->cfg.path != NULL) {
-		strv_push(argv, "--config");
-		strv_push(argv, ctx->cfg.path);
-	}
-	strv_push(argv, "--db");
-	strv_push(argv, ctx->cfg.db_path);
-	strv_push(argv, "--plugin-dir");
-	strv_push(argv, ctx->cfg.plugin_dir);
-	strv_push(argv, "--tmux-socket");
-	strv_push(argv, ctx->cfg.tmux_socket);
-	strv_push(argv, "exec-session");
-	if (resume)
-		strv_push(argv, "--resume");
-	strv_push(argv, "--run");
-	strv_push(argv, dir);
-	strv_pushf(argv, "%lld", id);
-}
-
 /*
- * Open (or respawn) session s's window with the launcher.  Called inside the
- * caller's transaction for a new session.  Leaves r ready to wait on.
- * replace: kill a leftover window of the same name first, in the same tmux
- * call (tmux_new_window_replace).
+ * Open (or respawn) session s's window running hqt-launch on the plan in r,
+ * and leave r ready to wait on.  OPEN_REPLACE: kill a leftover window of the
+ * same name first, in the same tmux call.  box: a sandboxed pane, its
+ * terminal locked down before the launcher can start anything (tmux_open).
  */
 enum open_how { OPEN_NEW, OPEN_REPLACE, OPEN_RESPAWN };
 
@@ -828,27 +649,39 @@ window_label(const char *nickname, const char *project, const char *harness)
 }
 
 static int
-open_window(struct cmd_ctx *ctx, long long id, const char *cwd, bool resume, enum open_how how,
-	    const char *label, struct rundir *r, char **err)
+open_window(struct cmd_ctx *ctx, long long id, const char *cwd, enum open_how how,
+	    const char *label, bool resume, bool box, struct rundir *r, char **err)
 {
-	struct strv argv = STRV_INIT;
+	struct tmux_open o = {
+		.label = label,
+		.replace = how == OPEN_REPLACE,
+		.respawn = how == OPEN_RESPAWN,
+		.start = resume ? "resume" : "spawn",
+		.box = box,
+	};
 	struct tmux_window w;
-	char name[32];
+	char name[32], *launcher = launch_program();
 	int rc;
 
+	if (launcher == NULL) {
+		set_err(err, "cannot find hqt-launch, which runs in every session's window "
+			"(it belongs in lib/hqt beside hqt's plugins); reinstall hqt");
+		return -1;
+	}
 	session_window_name(id, name, sizeof name);
-	launcher_argv(ctx, id, resume, r->dir, &argv);
-	/* Its label in the same tmux call as the window: one tmux process
-	 * per start (bench/README.md). */
-	if (how == OPEN_RESPAWN)
-		rc = tmux_respawn_labeled(&ctx->tmux, name, cwd, strv_v(&argv), NULL, label, &w, err);
-	else
-		rc = tmux_open_window(&ctx->tmux, name, cwd, strv_v(&argv), NULL,
-				      how == OPEN_REPLACE, label, &w, err);
-	strv_clear(&argv);
-	if (rc == 0)
-		r->pid = w.pid;
-	return rc;
+	/* The label and the sandbox's terminal in the same tmux call as the
+	 * window: one tmux process per start (bench/README.md). */
+	rc = tmux_open_window(&ctx->tmux, name, cwd, (char *const[]){ launcher, r->dir, NULL },
+			      NULL, &o, &w, err);
+	free(launcher);
+	if (rc != 0)
+		return -1;
+	r->pid = w.pid;
+	if (w.clipboard_was_on)
+		cmd_warn("tmux's set-clipboard was on; it is now external, so that sandboxed "
+			 "panes can neither read nor set the clipboard (copy mode still reaches "
+			 "your terminal; see docs/sandbox.md)");
+	return 0;
 }
 
 /* How many of the last lines of a dead pane explain it: a harness's first
@@ -1078,14 +911,53 @@ session_dry_run(struct cmd_ctx *ctx, const struct session_request *r, struct str
 	return rc;
 }
 
+int
+session_stand_in_argv(struct cmd_ctx *ctx, const struct harness *h, const char *dir,
+		      bool sandboxed, struct strv *argv, char **err)
+{
+	struct sandbox_policy pol;
+	struct db_session s;
+	char *json = NULL, *id = NULL;
+	int rc = -1;
+
+	memset(&s, 0, sizeof s);
+	s.project = (char *)"doctor";
+	s.project_path = (char *)dir;
+	s.harness = h->name;
+	s.spawned_at = now();
+	/* A harness whose ids hqt picks needs one to build its command. */
+	if (harness_generate_id(h, &id, err) < 0)
+		return -1;
+	s.harness_session_id = id;
+	if (sandboxed) {
+		/* The defaults of hqt.ini, writable: the widest a session gets. */
+		sandbox_policy_init(&pol);
+		sandbox_policy_from_config(&pol, &ctx->cfg.sandbox);
+		pol.fs_rw = true;
+		json = sandbox_policy_to_json(&pol, err);
+		sandbox_policy_free(&pol);
+		if (json == NULL)
+			goto out;
+		s.sandbox_json = json;
+	}
+	rc = session_argv(ctx, &s, false, argv, NULL, err);
+out:
+	free(json);
+	free(id);
+	return rc;
+}
+
 static void
 mark_exited(struct cmd_ctx *ctx, long long id, const char *msg)
 {
+	struct db_session_change c = {
+		.set = DB_SET_STATE | (msg != NULL ? DB_SET_EXIT_MESSAGE : 0),
+		.state = DB_STATE_EXITED,
+		.exit_message = msg,
+	};
 	char *ignored = NULL;
 
-	db_session_set_state(ctx->db, id, DB_STATE_EXITED, &ignored);
-	if (msg != NULL)
-		db_session_set_exit_message(ctx->db, id, msg, &ignored);
+	db_session_change(ctx->db, id, &c, &ignored);
 	free(ignored);
 }
 
@@ -1120,6 +992,43 @@ worktree_path(const struct cmd_ctx *ctx, const char *project, long long id, cons
 	return out;
 }
 
+/*
+ * The window of a session whose row is committed: plan, window, wait for
+ * the exec.  A failure marks the row exited with why (the session stays,
+ * `hqt resume` can try again) and returns -1 with *err.
+ */
+static int
+launch_new(struct cmd_ctx *ctx, long long id, const char *label, char **err)
+{
+	struct rundir rd = { NULL, -1, 0 };
+	struct db_session *s = NULL;
+	char name[32];
+	bool sandboxed = false, fresh;
+	int rc = -1;
+
+	session_window_name(id, name, sizeof name);
+	/*
+	 * A number is reused after a session was removed (or a start rolled
+	 * back), and a window of that name may still be there: OPEN_REPLACE
+	 * kills it in the same tmux call that opens ours.  The tmux session is
+	 * made only when the window cannot be opened without it: one tmux
+	 * process less on every other start.
+	 */
+	if (db_session_get(ctx->db, id, &s, err) == 0 && rundir_make(&rd, err) == 0 &&
+	    dir_plan(ctx, s, false, rd.dir, &sandboxed, &fresh, err) == 0 &&
+	    (open_window(ctx, id, session_dir(s), OPEN_REPLACE, label, false, sandboxed, &rd,
+			 NULL) == 0 ||
+	     (tmux_ensure_session(&ctx->tmux, err) == 0 &&
+	      open_window(ctx, id, session_dir(s), OPEN_REPLACE, label, false, sandboxed, &rd,
+			  err) == 0)))
+		rc = rundir_wait(ctx, name, &rd, err);
+	if (rc != 0)
+		mark_exited(ctx, id, *err);
+	rundir_free(&rd);
+	db_session_free(s);
+	return rc;
+}
+
 int
 session_create(struct cmd_ctx *ctx, const struct session_request *r, long long *id,
 	       char **err)
@@ -1127,12 +1036,10 @@ session_create(struct cmd_ctx *ctx, const struct session_request *r, long long *
 	struct db_project *proj;
 	const struct harness *h;
 	struct db_session_new row;
-	struct rundir rd = { NULL, -1, 0 };
-	char *json, *hsid, name[32], *wt_path = NULL, *branch = NULL, *base = NULL;
+	char *json, *hsid, *wt_path = NULL, *branch = NULL, *base = NULL;
 	char *label = NULL;
-	const char *dir;
 	long long nid = 0;
-	int gate = -1;
+	int rc = -1;
 	bool wt;
 
 	*id = 0;
@@ -1142,14 +1049,10 @@ session_create(struct cmd_ctx *ctx, const struct session_request *r, long long *
 	if (json != NULL && !consent_given()) {
 		set_err(err, "sandboxed sessions run the agent with its permission prompts "
 			"skipped; agree to that once with: hqt consent (docs/sandbox.md)");
-		db_project_free(proj);
-		free(json);
-		free(hsid);
-		return -1;
+		goto out;
 	}
-	if (cmd_tmux(ctx) != 0 || rundir_make(&rd, err) != 0)
-		goto fail;
-	gate = gate_make(&rd);
+	if (cmd_tmux(ctx) != 0)
+		goto out;
 
 	memset(&row, 0, sizeof row);
 	row.project_id = proj->id;
@@ -1159,16 +1062,17 @@ session_create(struct cmd_ctx *ctx, const struct session_request *r, long long *
 	row.model = r->model;
 	row.harness_session_id = hsid;
 	row.sandbox_json = json;
+	/* The row is committed before the window opens: nothing runs that
+	 * hqt does not know of; a start that fails marks it (launch_new). */
 	if (db_begin(ctx->db, err) != 0)
-		goto fail;
+		goto out;
 	if (db_session_insert(ctx->db, &row, &nid, err) != 0 ||
 	    db_session_set_state(ctx->db, nid, DB_STATE_RUNNING, err) != 0 ||
 	    db_session_set_spawned_at(ctx->db, nid, now(), err) != 0)
 		goto rollback;
-	dir = proj->path;
 	if (wt) {
 		/* Its own worktree on its own branch, from the project's HEAD;
-		 * removed again below if the session does not come to be. */
+		 * removed again if the row does not come to be. */
 		if ((branch = worktree_branch_name(proj->path, nid, r->nickname, r->branch, err)) ==
 			    NULL ||
 		    (wt_path = worktree_path(ctx, proj->name, nid, r->nickname)) == NULL) {
@@ -1183,48 +1087,18 @@ session_create(struct cmd_ctx *ctx, const struct session_request *r, long long *
 		}
 		if (db_session_set_worktree(ctx->db, nid, wt_path, branch, base, err) != 0)
 			goto rollback;
-		dir = wt_path;
 	}
-	/*
-	 * A number is reused after a rolled-back attempt, whose window may
-	 * still be there (its launcher waiting for a row that will never be
-	 * its own): OPEN_REPLACE kills it in the same tmux call that opens
-	 * ours.  The tmux session is made only when the window cannot be
-	 * opened without it: one tmux process less on every other start.
-	 */
-	session_window_name(nid, name, sizeof name);
-	label = window_label(r->nickname, proj->name, h->name);
-	if (open_window(ctx, nid, dir, false, OPEN_REPLACE, label, &rd, NULL) != 0 &&
-	    (tmux_ensure_session(&ctx->tmux, err) != 0 ||
-	     open_window(ctx, nid, dir, false, OPEN_REPLACE, label, &rd, err) != 0))
+	if (db_commit(ctx->db, err) != 0)
 		goto rollback;
-	if (db_commit(ctx->db, err) != 0) {
-		tmux_kill_window(&ctx->tmux, name, NULL);
-		goto rollback;
-	}
 	*id = nid;
-	gate_open(gate);
-	if (rundir_wait(ctx, name, &rd, err) != 0) {
-		mark_exited(ctx, nid, *err);
-		goto fail;
-	}
-	gate_close(&gate);
-	rundir_free(&rd);
-	db_project_free(proj);
-	free(json);
-	free(hsid);
-	free(wt_path);
-	free(branch);
-	free(base);
-	free(label);
-	return 0;
+	label = window_label(r->nickname, proj->name, h->name);
+	rc = launch_new(ctx, nid, label, err);
+	goto out;
 rollback:
 	db_rollback(ctx->db, NULL);
 	if (wt_path != NULL)
 		(void)worktree_remove(proj->path, wt_path, branch, NULL);
-fail:
-	gate_close(&gate);
-	rundir_free(&rd);
+out:
 	db_project_free(proj);
 	free(json);
 	free(hsid);
@@ -1232,7 +1106,7 @@ fail:
 	free(branch);
 	free(base);
 	free(label);
-	return -1;
+	return rc;
 }
 
 /* ---- resume, kill, rm ---- */
@@ -1271,6 +1145,7 @@ rung(struct cmd_ctx *ctx, const struct db_session *s, bool resume, char **err)
 {
 	struct rundir rd = { NULL, -1, 0 };
 	char name[32], *label;
+	bool sandboxed = false, fresh;
 	int alive, rc;
 
 	session_window_name(s->id, name, sizeof name);
@@ -1278,8 +1153,10 @@ rung(struct cmd_ctx *ctx, const struct db_session *s, bool resume, char **err)
 	if (rundir_make(&rd, err) != 0)
 		return -1;
 	label = window_label(s->nickname, s->project, s->harness);
-	rc = open_window(ctx, s->id, session_dir(s), resume, alive >= 0 ? OPEN_RESPAWN : OPEN_NEW,
-			 label, &rd, err);
+	rc = dir_plan(ctx, s, resume, rd.dir, &sandboxed, &fresh, err);
+	if (rc == 0)
+		rc = open_window(ctx, s->id, session_dir(s), alive >= 0 ? OPEN_RESPAWN : OPEN_NEW,
+				 label, resume && !fresh, sandboxed, &rd, err);
 	free(label);
 	if (rc == 0)
 		rc = rundir_wait(ctx, name, &rd, err);
@@ -1306,12 +1183,19 @@ rung(struct cmd_ctx *ctx, const struct db_session *s, bool resume, char **err)
 	return -1;
 }
 
+/*
+ * Each rung writes the state it starts the session in once, before its
+ * window opens (so that what the status refresh captures or marks while the
+ * rung is verified sticks), and a failure writes its outcome once.
+ */
 int
 session_resume(struct cmd_ctx *ctx, const struct db_session *s, const char **how, char **err)
 {
-	char name[32], *ign = NULL, *err1 = NULL;
+	char name[32], *ign = NULL, *err1 = NULL, *captured = NULL;
 	const struct harness *h;
 	struct strv argv = STRV_INIT;
+	struct db_session cur;
+	struct db_session_change c;
 	bool fresh = false;
 
 	if (cmd_tmux(ctx) != 0 || tmux_ensure_session(&ctx->tmux, err) != 0)
@@ -1323,32 +1207,34 @@ session_resume(struct cmd_ctx *ctx, const struct db_session *s, const char **how
 	}
 	if ((h = session_harness(ctx, s, err)) == NULL)
 		return -1;
-	struct db_session cur = *s;
-	char *captured = NULL;
+	cur = *s;
 	if (cur.harness_session_id == NULL) {
 		struct hqt_request req;
 		char *root;
 		request_of(&cur, &req, &root);
-		if (harness_capture_id(h, &req, &captured, &ign) == 1 &&
-		    db_session_set_harness_session_id(ctx->db, s->id, captured, &ign) == 0)
+		if (harness_capture_id(h, &req, &captured, &ign) == 1)
 			cur.harness_session_id = captured;
 		free(root);
-	}
-	s = &cur;
-	/* Fresh already (nothing to resume)?  Then rung 1 is rung 2. */
-	if (session_argv(ctx, s, true, &argv, &fresh, err) != 0) {
-		free(captured);
 		free(ign);
+		ign = NULL;
+	}
+	/* Fresh already (nothing to resume)?  Then rung 1 is rung 2. */
+	if (session_argv(ctx, &cur, true, &argv, &fresh, err) != 0) {
+		free(captured);
 		return -1;
 	}
 	strv_clear(&argv);
 	if (!fresh) {
-		db_session_set_state(ctx->db, s->id, DB_STATE_RUNNING, &ign);
-		/* Why it last ended no longer applies to a session that runs. */
-		db_session_set_exit_message(ctx->db, s->id, NULL, &ign);
-		if (rung(ctx, s, true, &err1) == 0) {
+		/* Running again; why it last ended no longer applies. */
+		c = (struct db_session_change){
+			.set = DB_SET_STATE | DB_SET_EXIT_MESSAGE |
+			       (captured != NULL ? DB_SET_HSID : 0),
+			.state = DB_STATE_RUNNING,
+			.harness_session_id = captured,
+		};
+		if (db_session_change(ctx->db, s->id, &c, &err1) == 0 &&
+		    rung(ctx, &cur, true, &err1) == 0) {
 			*how = "resumed";
-			free(ign);
 			free(captured);
 			return 0;
 		}
@@ -1356,16 +1242,16 @@ session_resume(struct cmd_ctx *ctx, const struct db_session *s, const char **how
 	}
 	/* Rung 2: fresh, with the same harness session id where hqt chose it;
 	 * a harness that picks its own gets a new one captured. */
-	struct db_session copy = *s;
-	if (h->plugin->desc->flags & HQT_PLUGIN_CAPTURES_SESSION_ID) {
-		db_session_set_harness_session_id(ctx->db, s->id, NULL, &ign);
-		copy.harness_session_id = NULL;
-	}
-	db_session_set_spawned_at(ctx->db, s->id, now(), &ign);
-	db_session_set_exit_message(ctx->db, s->id, NULL, &ign);
-	db_session_set_state(ctx->db, s->id, DB_STATE_RUNNING, &ign);
-	free(ign);
-	if (rung(ctx, &copy, false, err) != 0) {
+	if (h->plugin->desc->flags & HQT_PLUGIN_CAPTURES_SESSION_ID)
+		cur.harness_session_id = NULL;
+	cur.spawned_at = now();
+	c = (struct db_session_change){
+		.set = DB_SET_STATE | DB_SET_EXIT_MESSAGE | DB_SET_SPAWNED_AT | DB_SET_HSID,
+		.state = DB_STATE_RUNNING,
+		.harness_session_id = cur.harness_session_id,
+		.spawned_at = cur.spawned_at,
+	};
+	if (db_session_change(ctx->db, s->id, &c, err) != 0 || rung(ctx, &cur, false, err) != 0) {
 		if (err1 != NULL) {
 			char *both = xasprintf("resume failed (%s), and so did a fresh start: %s",
 					       err1, *err);

@@ -72,9 +72,15 @@ int session_dry_run(struct cmd_ctx *ctx, const struct session_request *r, struct
 int session_argv(struct cmd_ctx *ctx, const struct db_session *s, bool resume,
 		 struct strv *argv, bool *fresh, char **err);
 
-/* The launcher (`hqt exec-session N`): never returns on success. */
-int session_exec(struct cmd_ctx *ctx, long long id, bool resume, const char *rundir,
-		 char **err);
+
+/*
+ * The argv a new session of h in directory dir would run (sandboxed: with
+ * hqt.ini's sandbox defaults, writable), built by the very plan `hqt new`
+ * uses; for `hqt doctor`, whose stand-in project is not in the database.
+ * Nothing is written or prepared.  0, or -1 with *err.
+ */
+int session_stand_in_argv(struct cmd_ctx *ctx, const struct harness *h, const char *dir,
+			  bool sandboxed, struct strv *argv, char **err);
 
 /* Resume: rung 1 (the plugin's resume command, verified), else rung 2 (fresh
  * with the same harness session id).  *how gets "resumed" or "respawned". */

@@ -399,54 +399,6 @@ tmux_kill_server(const struct tmux *t, char **err)
 }
 
 int
-tmux_box_pane(const struct tmux *t, const char *pane, bool *clipboard_changed, char **err)
-{
-	struct strv a = STRV_INIT;
-	struct spawn_result r;
-	char *e = NULL;
-	int rc;
-
-	*clipboard_changed = false;
-	tmux_argv_init(t, &a);
-	strv_push(&a, "set-option");
-	strv_push(&a, "-p");
-	strv_push(&a, "-t");
-	strv_push(&a, pane);
-	strv_push(&a, "allow-passthrough");
-	strv_push(&a, "off");
-	tmux_argv_sep(&a);
-	strv_push(&a, "show-options");
-	strv_push(&a, "-sv");
-	strv_push(&a, "set-clipboard");
-	rc = run_full(t, &a, &r, &e);
-	strv_clear(&a);
-	/*
-	 * tmux 3.3a lets a pane read (OSC 52 "?") and set the clipboard and
-	 * the paste buffers only with set-clipboard on; external still sends
-	 * what the user copies in copy mode to the outer terminal.
-	 */
-	if (rc == 0 && r.out != NULL && strncmp(r.out, "on", 2) == 0 &&
-	    (r.out[2] == '\n' || r.out[2] == '\0')) {
-		spawn_result_free(&r);
-		tmux_argv_init(t, &a);
-		strv_push(&a, "set-option");
-		strv_push(&a, "-s");
-		strv_push(&a, "set-clipboard");
-		strv_push(&a, "external");
-		free(e);
-		e = NULL;
-		rc = run_full(t, &a, &r, &e);
-		strv_clear(&a);
-		*clipboard_changed = rc == 0;
-	}
-	if (rc != 0)
-		set_err(err, "%s", e);
-	free(e);
-	spawn_result_free(&r);
-	return rc < 0 ? -1 : 0;
-}
-
-int
 tmux_version(const struct tmux *t, int *major, int *minor, char **text, char **err)
 {
 	struct strv a = STRV_INIT;
@@ -703,21 +655,6 @@ push_window_options(struct strv *a, const char *target)
 	strv_push(a, target);
 	strv_push(a, "allow-rename");
 	strv_push(a, "off");
-	/*
-	 * tmux 3.3a frees a pane's pty as soon as it reaps the process, and
-	 * drops what it had not read yet unless a pipe-pane is open; so a
-	 * harness that prints an error and exits at once lost its message in
-	 * about 1 run in 20.  With this pipe it waits for the pty to drain
-	 * (150 of 150 kept).  The command is a constant, never user data; it
-	 * costs one idle cat per window until the window is killed.  -o: open
-	 * only when none is (a respawn keeps the one it has).
-	 */
-	tmux_argv_sep(a);
-	strv_push(a, "pipe-pane");
-	strv_push(a, "-o");
-	strv_push(a, "-t");
-	strv_push(a, target);
-	strv_push(a, "exec cat >/dev/null");
 }
 
 /*
@@ -778,6 +715,44 @@ check_size(const struct strv *a, char **err)
 }
 
 /*
+ * A sandboxed pane's terminal (SPEC §8.4), chained after the window's
+ * display, before any output of the pane is read (the server runs the whole
+ * chain first): allow-passthrough off on the pane; the server's
+ * set-clipboard printed, then set to external when it is on (tmux 3.3a lets
+ * a pane read, OSC 52 "?", and set the clipboard and the paste buffers only
+ * with "on"; "external" still sends what the user copies in copy mode to the
+ * outer terminal).  A tmux without these options fails the chain: the
+ * window is then killed (fail closed).
+ */
+static void
+push_box(struct strv *a, const char *target)
+{
+	tmux_argv_sep(a);
+	strv_push(a, "set-option");
+	strv_push(a, "-p");
+	strv_push(a, "-t");
+	strv_push(a, target);
+	strv_push(a, "allow-passthrough");
+	strv_push(a, "off");
+	tmux_argv_sep(a);
+	strv_push(a, "display-message");
+	strv_push(a, "-p");
+	strv_push(a, "#{set-clipboard}");
+	tmux_argv_sep(a);
+	strv_push(a, "if-shell");
+	strv_push(a, "-F");
+	strv_push(a, "#{==:#{set-clipboard},on}");
+	strv_push(a, "set-option -s set-clipboard external");
+}
+
+/* The line push_box's display printed: was set-clipboard "on"? */
+static bool
+clipboard_was_on(const char *line)
+{
+	return line != NULL && strncmp(line, "on", 2) == 0 && (line[2] == '\n' || line[2] == '\0');
+}
+
+/*
  * Before new-window, in the same invocation: kill the window already named
  * `name` in t->session, if there is one.  A plain kill-window of a missing
  * window would fail and, failing, skip the rest of the chain; run through
@@ -801,9 +776,25 @@ push_replace_guard(struct strv *a, const struct tmux *t, const char *name)
 	tmux_argv_sep(a);
 }
 
+/* "; set-option -w -t TARGET @hqt-start VALUE" (tmux_open's start). */
+static void
+push_start(struct strv *a, const char *target, const char *start)
+{
+	if (start == NULL)
+		return;
+	tmux_argv_sep(a);
+	strv_push(a, "set-option");
+	strv_push(a, "-w");
+	strv_push(a, "-t");
+	strv_push(a, target);
+	strv_push(a, "@hqt-start");
+	tmux_argv_word(a, start);
+}
+
 static int
 new_window(const struct tmux *t, const char *name, const char *cwd, char *const argv[],
-	   char *const env[], bool replace, const char *label, struct tmux_window *out, char **err)
+	   char *const env[], bool replace, const char *label, const char *start, bool box,
+	   struct tmux_window *out, char **err)
 {
 	struct strv a = STRV_INIT, envp = STRV_INIT;
 	struct spawn_result r;
@@ -842,7 +833,10 @@ new_window(const struct tmux *t, const char *name, const char *cwd, char *const 
 	push_window_options(&a, end);
 	if (label != NULL)
 		push_label(&a, end, label);
+	push_start(&a, end, start);
 	push_display(&a, end);
+	if (box)
+		push_box(&a, end);
 	if (check_size(&a, err) != 0 || window_client_env(t, &a, env, &envp, err) != 0)
 		goto out;
 
@@ -891,6 +885,8 @@ new_window(const struct tmux *t, const char *name, const char *cwd, char *const 
 			w.window_id, t->session);
 	} else {
 		*out = w;
+		out->clipboard_was_on = box && clipboard_was_on(strchr(nl + 1, '\n') != NULL ?
+								strchr(nl + 1, '\n') + 1 : NULL);
 		rc = 0;
 	}
 	spawn_result_free(&r);
@@ -906,7 +902,7 @@ int
 tmux_new_window(const struct tmux *t, const char *name, const char *cwd,
 		char *const argv[], char *const env[], struct tmux_window *out, char **err)
 {
-	return new_window(t, name, cwd, argv, env, false, NULL, out, err);
+	return new_window(t, name, cwd, argv, env, false, NULL, NULL, false, out, err);
 }
 
 int
@@ -914,40 +910,36 @@ tmux_new_window_replace(const struct tmux *t, const char *name, const char *cwd,
 			char *const argv[], char *const env[], struct tmux_window *out,
 			char **err)
 {
-	return new_window(t, name, cwd, argv, env, true, NULL, out, err);
-}
-
-int
-tmux_open_window(const struct tmux *t, const char *name, const char *cwd, char *const argv[],
-		 char *const env[], bool replace, const char *label, struct tmux_window *out,
-		 char **err)
-{
-	return new_window(t, name, cwd, argv, env, replace, label, out, err);
+	return new_window(t, name, cwd, argv, env, true, NULL, NULL, false, out, err);
 }
 
 static int respawn_window(const struct tmux *t, const char *window, const char *cwd,
 			  char *const argv[], char *const env[], const char *label,
-			  struct tmux_window *out, char **err);
+			  const char *start, bool box, struct tmux_window *out, char **err);
+
+int
+tmux_open_window(const struct tmux *t, const char *name, const char *cwd, char *const argv[],
+		 char *const env[], const struct tmux_open *o, struct tmux_window *out,
+		 char **err)
+{
+	if (o->respawn)
+		return respawn_window(t, name, cwd, argv, env, o->label, o->start, o->box, out,
+				      err);
+	return new_window(t, name, cwd, argv, env, o->replace, o->label, o->start, o->box, out,
+			  err);
+}
 
 int
 tmux_respawn_window(const struct tmux *t, const char *window, const char *cwd,
 		    char *const argv[], char *const env[], struct tmux_window *out, char **err)
 {
-	return respawn_window(t, window, cwd, argv, env, NULL, out, err);
-}
-
-int
-tmux_respawn_labeled(const struct tmux *t, const char *window, const char *cwd,
-		     char *const argv[], char *const env[], const char *label,
-		     struct tmux_window *out, char **err)
-{
-	return respawn_window(t, window, cwd, argv, env, label, out, err);
+	return respawn_window(t, window, cwd, argv, env, NULL, NULL, false, out, err);
 }
 
 static int
 respawn_window(const struct tmux *t, const char *window, const char *cwd,
-	       char *const argv[], char *const env[], const char *label,
-	       struct tmux_window *out, char **err)
+	       char *const argv[], char *const env[], const char *label, const char *start,
+	       bool box, struct tmux_window *out, char **err)
 {
 	struct strv a = STRV_INIT, envp = STRV_INIT;
 	struct spawn_result r;
@@ -967,16 +959,25 @@ respawn_window(const struct tmux *t, const char *window, const char *cwd,
 	push_window_options(&a, target);
 	if (label != NULL)
 		push_label(&a, target, label);
+	push_start(&a, target, start);
 	push_display(&a, target);
+	if (box)
+		push_box(&a, target);
 	if (check_size(&a, err) != 0 || window_client_env(t, &a, env, &envp, err) != 0)
 		goto out;
 	if (run_full_env(t, &a, &envp, &r, err) == 0) {
+		const char *nl = strchr(r.out, '\n');
+
 		if (parse_window_line(r.out, &w) != 0)
 			set_err(err, "tmux: unexpected answer from respawn-pane: '%.80s'", r.out);
 		else {
 			*out = w;
+			out->clipboard_was_on = box && clipboard_was_on(nl != NULL ? nl + 1 : NULL);
 			rc = 0;
 		}
+	} else if (box && parse_window_line(r.out != NULL ? r.out : "", &w) == 0) {
+		/* Respawned but not boxed: nothing may run there (fail closed). */
+		tmux_kill_window(t, w.window_id, NULL);
 	}
 	spawn_result_free(&r);
 out:
@@ -1066,17 +1067,16 @@ make_nonce(char out[17])
 
 /*
  * Fourteen tab-terminated fields; then the session and window names back to
- * back, cut by their byte lengths (#{n:}, given among the fourteen); then the
- * command up to "\t<nonce>\n".  The command is not length-prefixed: it is
- * read from /proc at each expansion and may change between two of them (a
- * respawn exec'ing), and it may hold tabs and newlines.
+ * back, cut by their byte lengths (#{n:}, given among the fourteen); then
+ * "\t<nonce>\n".  Only what hqt uses: #{pane_current_command}, which made
+ * the server read /proc for every pane, is not asked for (issue 11).
  */
 #define PANES_FORMAT                                                              \
 	"#{pane_id}\t#{window_id}\t#{pane_dead}\t#{pane_dead_status}\t"            \
 	"#{pane_dead_signal}\t#{pane_pid}\t#{window_activity}\t#{pane_width}\t"    \
 	"#{pane_height}\t#{pane_active}\t#{history_size}\t#{pid}\t"                 \
 	"#{n:session_name}\t#{n:window_name}\t"                                     \
-	"#{session_name}#{window_name}#{pane_current_command}\t%s"
+	"#{session_name}#{window_name}\t%s"
 #define PANES_NFIELDS 14
 enum { F_PANE, F_WINDOW, F_DEAD, F_STATUS, F_SIGNAL, F_PID, F_ACTIVITY, F_WIDTH,
        F_HEIGHT, F_ACTIVE, F_HSIZE, F_SERVER, F_NSESSION, F_NWINDOW };
@@ -1088,7 +1088,6 @@ pane_clear(struct tmux_pane *p)
 	free(p->window_name);
 	free(p->window_id);
 	free(p->pane_id);
-	free(p->current_command);
 	memset(p, 0, sizeof *p);
 }
 
@@ -1132,8 +1131,8 @@ static int
 parse_pane(const char *buf, size_t len, size_t *off, const char *end_mark,
 	   struct tmux_pane *p, long *server)
 {
-	const char *f[PANES_NFIELDS], *cmd_end;
-	size_t fl[PANES_NFIELDS], pos = *off, tl[3], mlen = strlen(end_mark);
+	const char *f[PANES_NFIELDS];
+	size_t fl[PANES_NFIELDS], pos = *off, tl[2], mlen = strlen(end_mark);
 	long long v[PANES_NFIELDS];
 
 	memset(p, 0, sizeof *p);
@@ -1158,10 +1157,10 @@ parse_pane(const char *buf, size_t len, size_t *off, const char *end_mark,
 	}
 	if (len - pos < tl[0] + tl[1])
 		return -1;
-	cmd_end = memmem(buf + pos + tl[0] + tl[1], len - pos - tl[0] - tl[1], end_mark, mlen);
-	if (cmd_end == NULL)
+	/* The nonce right after the names: a record cut or padded is refused. */
+	if (len - pos - tl[0] - tl[1] < mlen ||
+	    memcmp(buf + pos + tl[0] + tl[1], end_mark, mlen) != 0)
 		return -1;
-	tl[2] = (size_t)(cmd_end - (buf + pos + tl[0] + tl[1]));
 	if (v[F_PID] <= 0 || v[F_PID] > LONG_MAX || v[F_SERVER] > LONG_MAX ||
 	    v[F_WIDTH] < 0 || v[F_HEIGHT] < 0 || v[F_WIDTH] > UINT_MAX || v[F_HEIGHT] > UINT_MAX ||
 	    v[F_HSIZE] < 0 || v[F_HSIZE] > UINT_MAX)
@@ -1186,8 +1185,7 @@ parse_pane(const char *buf, size_t len, size_t *off, const char *end_mark,
 	pos += tl[0];
 	p->window_name = xstrndup(buf + pos, tl[1]);
 	pos += tl[1];
-	p->current_command = xstrndup(buf + pos, tl[2]);
-	pos += tl[2] + mlen;
+	pos += mlen;
 	*off = pos;
 	return 0;
 }

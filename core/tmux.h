@@ -5,7 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "spawn.h"
+#include "process.h"
 #include "strv.h"
 
 /*
@@ -66,14 +66,6 @@ char *tmux_format_escape(const char *s);
 int tmux_run(const struct tmux *t, const struct strv *argv, struct spawn_result *res,
 	     char **err);
 
-/*
- * A sandboxed pane's terminal (SPEC §8.4): allow-passthrough off on pane,
- * and the server's set-clipboard, when on, set to external (a pane can then
- * neither read nor set the clipboard or the paste buffers).  Run by the
- * launcher in the pane before the sandbox starts.  *clipboard_changed says
- * whether set-clipboard was changed.  0, or -1 with *err.
- */
-int tmux_box_pane(const struct tmux *t, const char *pane, bool *clipboard_changed, char **err);
 
 /* ---- the server and the session ---- */
 
@@ -104,6 +96,7 @@ struct tmux_window {
 	char window_id[24];  /* "@3" */
 	char pane_id[24];    /* "%7" */
 	long pid;            /* the pane's process: argv[0] itself, no shell between */
+	bool clipboard_was_on; /* tmux_open_window with box: set-clipboard was "on" */
 };
 
 /* Names tmux_new_window/respawn set with -e, listed for the launcher. */
@@ -116,15 +109,14 @@ struct tmux_window {
  * allow-rename off.  Creates the session (tmux_ensure_session) if it is gone.
  *
  * ONE tmux invocation: new-window ... ; set-option -w remain-on-exit on ;
- * set-option -w allow-rename off ; pipe-pane -o (below) ; display (the new
- * window's ids).  The window is created after {end} (-a) so the chained
+ * set-option -w allow-rename off ; display (the new window's ids).  The window is created after {end} (-a) so the chained
  * commands can name it {end}; they run before the server handles the child's
  * exit, so a harness that exits at once still leaves its dead pane.
  *
- * Its last output survives too: tmux 3.3a drops what it had not yet read
- * from a pane whose process it has reaped, unless a pipe-pane is open (it
- * then drains first), so every window gets `pipe-pane 'exec cat >/dev/null'`
- * (a constant string: one idle cat per window).  tmux scrolls once to print
+ * Its last output may not survive: tmux 3.3a drops what it had not yet read
+ * from a pane whose process it has reaped (about 1 fast exit in 20), so a
+ * session's window runs hqt-launch, which outlives the harness a moment to
+ * let tmux drain the pty (core/launcher.c).  tmux scrolls once to print
  * "Pane is dead": the first line is then in the history, so capture a dead
  * pane with history >= 1.
  *
@@ -170,7 +162,6 @@ int tmux_respawn_window(const struct tmux *t, const char *window, const char *cw
 			char *const argv[], char *const env[], struct tmux_window *out,
 			char **err);
 
-/* Kill a window.  A window (or server) already gone is success. */
 /*
  * tmux_new_window (replace: _replace) or tmux_respawn_window, with the
  * window's label (a nickname, or project/harness) shown beside its name in
@@ -179,12 +170,21 @@ int tmux_respawn_window(const struct tmux *t, const char *window, const char *cw
  * window-status-format and window-status-current-format show "INDEX:NAME
  * LABEL".  The name stays "hqt-N": every lookup goes by it.
  */
+struct tmux_open {
+	const char *label; /* NULL: none */
+	bool replace;      /* a new window, killing one of the same name first */
+	bool respawn;      /* respawn-pane the existing window `name` instead */
+	const char *start; /* NULL, or the window option @hqt-start ("resume",
+			    * "spawn"): which command a session's window runs */
+	bool box;          /* a sandboxed pane (SPEC §8.4): allow-passthrough off on
+			    * it, the server's set-clipboard "on" made "external"
+			    * (then out->clipboard_was_on); the window is killed
+			    * when that fails */
+};
 int tmux_open_window(const struct tmux *t, const char *name, const char *cwd, char *const argv[],
-		     char *const env[], bool replace, const char *label, struct tmux_window *out,
+		     char *const env[], const struct tmux_open *o, struct tmux_window *out,
 		     char **err);
-int tmux_respawn_labeled(const struct tmux *t, const char *window, const char *cwd,
-			 char *const argv[], char *const env[], const char *label,
-			 struct tmux_window *out, char **err);
+/* Kill a window.  A window (or server) already gone is success. */
 int tmux_kill_window(const struct tmux *t, const char *window, char **err);
 
 /* resize-window -x -y (the window stops following client sizes). */
@@ -208,7 +208,6 @@ struct tmux_pane {
 	unsigned width, height;
 	bool active;            /* the active pane of its window */
 	unsigned history_size;  /* lines of history above the visible screen */
-	char *current_command;  /* pane_current_command (any bytes but NUL) */
 };
 
 struct tmux_panes {

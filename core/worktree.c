@@ -1,6 +1,6 @@
 /* worktree.c: a session's own git worktree (SPEC §12), through git itself. */
 #include "worktree.h"
-#include "spawn.h"
+#include "process.h"
 #include "util.h"
 
 #include <ctype.h>

