@@ -1455,6 +1455,9 @@ Test(db, session_change_writes_the_named_fields_at_once)
 	cr_assert_eq(db_session_change(db, id + 100, &c, &err), -1);
 	cr_assert_not_null(strstr(err, "no session"), "%s", err);
 	free(err);
+	db_close(db);
+}
+
 /* What `hqt new --dry-run` names the event file by: the number the next
  * session gets, never one a removed session had (AUTOINCREMENT). */
 Test(db, next_session_number)
