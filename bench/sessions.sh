@@ -6,6 +6,9 @@
 #
 #   list  `hqt list --json` with $SESSIONS live sessions, against a raw
 #         `tmux list-panes -a` on the same server.          Goal: ratio <= 2 (issue 11).
+#   list with events  the same with $SESSIONS claude sessions (a stub
+#         `claude` that sleeps) whose event files hold 20 hook lines each,
+#         the newest a Stop: the status read parses the events.  Goal: <= 3 (issue 10).
 #   new   `hqt new PROJECT sleeper` (row, window, launcher, exec of the
 #         harness), against a raw `tmux new-window -d` of the same command
 #         (`sleep 100000`) in the same tmux session.        Goal: ratio <= 1.5 (issue 11).
@@ -36,6 +39,7 @@ root=$(mktemp -d /tmp/hqt-sessions-bench-XXXXXX)
 sock=hqt-sessions-bench-$$
 cleanup() {
 	tmux -L "$sock" kill-server 2>/dev/null || :
+	tmux -L "$sock-ev" kill-server 2>/dev/null || :
 	rm -rf "$root" "$rundir"
 }
 trap cleanup EXIT INT TERM
@@ -143,3 +147,49 @@ echo "new (sleep 100000, $RUNS more windows of each kind)"
 pair new "$RUNS" "$HQT" new bench sleeper -- \
 	tmux -L "$sock" new-window -d -t hqt: -c "$root/project" sleep 100000
 report new "hqt new" "tmux new-window -d" 1.5
+
+# ---- list with the event path in ----
+esock=$sock-ev
+stub=$root/stub
+mkdir -p "$stub"
+printf '#!/bin/sh\nexec sleep 100000\n' >"$stub/claude"
+chmod +x "$stub/claude"
+eh() { PATH="$stub:$PATH" "$HQT" --db "$root/events.db" --tmux-socket "$esock" "$@"; }
+eh project add bench "$root/project" >/dev/null
+for ((i = 0; i < SESSIONS; i++)); do
+	eh new bench claude >/dev/null
+done
+# 20 of claude's hook payloads each (as 2.1.328 sends them, with a long
+# prompt and reply), through hqt-event as the hooks run it; the newest a Stop.
+helper=$(dirname "$HQT")/hqt-event
+python3 - "$XDG_RUNTIME_DIR/hqt/events" "$helper" <<'PY'
+import json, os, subprocess, sys, uuid
+d, helper = sys.argv[1], sys.argv[2]
+for name in os.listdir(d):
+    sid = str(uuid.uuid4())
+    base = {"session_id": sid, "transcript_path": "/home/u/.claude/projects/-home-u-p/%s.jsonl" % sid,
+            "cwd": "/home/u/p", "permission_mode": "default", "prompt_id": str(uuid.uuid4())}
+    names = ["SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse"] * 4 + \
+            ["PreToolUse", "PermissionRequest", "PostToolUse", "Stop"]
+    env = dict(os.environ, HQT_EVENT_FILE=os.path.join(d, name))
+    for n in names:
+        e = dict(base, hook_event_name=n)
+        if n == "UserPromptSubmit":
+            e["prompt"] = "please " * 200
+        if n in ("PreToolUse", "PostToolUse", "PermissionRequest"):
+            e.update(tool_name="Bash", tool_input={"command": "make -j2 test", "description": "Run the tests"},
+                     tool_use_id="toolu_" + uuid.uuid4().hex)
+        if n == "Stop":
+            e.update(effort={"level": "medium"}, stop_hook_active=False, background_tasks=[],
+                     last_assistant_message="done. " * 100, session_crons=[])
+        subprocess.run([helper], input=json.dumps(e).encode(), env=env, check=True)
+PY
+listed=$(eh list --json)
+if [ "$(grep -c '"attention": "idle"' <<<"$listed")" -lt "$SESSIONS" ]; then
+	echo "sessions-bench: the events did not decide:" >&2
+	eh list >&2
+	exit 1
+fi
+echo "list with events ($SESSIONS live claude sessions, 20 event lines each)"
+pair listev "$RUNS" eh list --json -- tmux -L "$esock" list-panes -a
+report listev "hqt list --json (events)" "tmux list-panes -a" 3

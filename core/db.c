@@ -1725,6 +1725,24 @@ db_session_set_state(struct db *db, long long id, enum db_state st, char **err)
 }
 
 int
+db_session_next_id(struct db *db, long long *id, char **err)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	/* AUTOINCREMENT: past both the highest id ever given and any row. */
+	if (prep(db, "SELECT max(coalesce((SELECT seq FROM sqlite_sequence WHERE name = "
+		 "'sessions'), 0), coalesce((SELECT max(id) FROM sessions), 0)) + 1", &st, err,
+		 "read the next session number") != 0)
+		return -1;
+	rc = step(db, st, true, err, "read the next session number");
+	if (rc == SQLITE_ROW)
+		*id = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : -1;
+}
+
+int
 db_session_set_spawned_at(struct db *db, long long id, long long when, char **err)
 {
 	return change_session(db, id, "UPDATE sessions SET spawned_at = ? WHERE id = ?",

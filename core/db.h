@@ -202,6 +202,9 @@ int db_session_set_sandbox_json(struct db *db, long long id, const char *json,
 				char **err);
 /* Forget a session (its number is not given out again). */
 int db_session_delete(struct db *db, long long id, char **err);
+/* The number the next inserted session will get (ids are never reused):
+ * what `hqt new --dry-run` shows.  0, or -1 with *err. */
+int db_session_next_id(struct db *db, long long *id, char **err);
 
 void db_session_free(struct db_session *s);
 void db_session_list_free(struct db_session_list *l);

@@ -117,6 +117,21 @@ int harness_capture_id(const struct harness *h, const struct hqt_request *req,
 		       char **id, char **err);
 enum hqt_status harness_parse_status(const struct harness *h, const char *screen,
 				     size_t len);
+/*
+ * One line of a session's event file (ABI 1.3 parse_event), hostile input:
+ * handed to the plugin (which parses it strictly) only when it is at most
+ * HARNESS_EVENT_MAX bytes of "{...}" in valid UTF-8 without control bytes.  The status it
+ * says (HQT_STATUS_UNKNOWN: nothing, or no parse_event), and in id (when
+ * non-NULL; 37 bytes) the harness session id it names, only when that is
+ * UUID-like (8-4-4-4-12 hex digits), else "".  *at_ms (when non-NULL):
+ * hqt-event's date, when the line starts {"hqt_at":<digits>, else 0.
+ */
+#define HARNESS_EVENT_MAX 16384
+bool harness_has_events(const struct harness *h);
+enum hqt_status harness_parse_event(const struct harness *h, const char *line, size_t len,
+				    char id[37], long long *at_ms);
+/* 8-4-4-4-12 hex digits, nothing else. */
+bool uuid_like(const char *s);
 void harness_skip_flags(const struct harness *h, struct strv *out);
 void harness_binds(const struct harness *h, struct hqt_binds *out);
 

@@ -11,6 +11,7 @@
  * or the launcher's error. */
 #include "session.h"
 #include "consent.h"
+#include "events.h"
 #include "launch.h"
 #include "notify.h"
 #include "project.h"
@@ -153,6 +154,7 @@ struct plan {
 	struct sandbox_policy policy;
 	struct sandbox_input in;
 	char *home, *private_home, *exe, *state_root;
+	char *events, *event_helper;  /* events.h; NULL: none for this launch */
 };
 
 static void
@@ -164,6 +166,8 @@ plan_free(struct plan *p)
 	free(p->private_home);
 	free(p->exe);
 	free(p->state_root);
+	free(p->events);
+	free(p->event_helper);
 	memset(p, 0, sizeof *p);
 }
 
@@ -239,6 +243,15 @@ plan(struct cmd_ctx *ctx, const struct db_session *s, bool resume, char *const *
 	if (h == NULL)
 		return -1;
 	request_of(s, &req, &p->state_root);
+	/* The harness's own events (events.h), when its plugin reads them and
+	 * the file and hqt's helper can be had; else the screen alone. */
+	if (harness_has_events(h) && (p->events = events_path(s->id, true)) != NULL &&
+	    (p->event_helper = events_helper()) == NULL) {
+		free(p->events);
+		p->events = NULL;
+	}
+	req.event_file = p->events;
+	req.event_command = p->event_helper;
 	rc = resume ? harness_build_resume(h, &req, &p->cmd, err) : 1;
 	if (rc < 0)
 		goto fail;
@@ -251,6 +264,10 @@ plan(struct cmd_ctx *ctx, const struct db_session *s, bool resume, char *const *
 	}
 	if (p->cmd.cwd == NULL)
 		p->cmd.cwd = xstrdup(session_dir(s));
+	if (p->events != NULL) {
+		strv_take(&p->cmd.env, xasprintf("%s=%s", HQT_EVENT_FILE_ENV, p->events));
+		strv_take(&p->cmd.env, xasprintf("%s=%s", HQT_EVENT_COMMAND_ENV, p->event_helper));
+	}
 	if (s->sandbox_json == NULL)
 		return 0;
 
@@ -260,6 +277,11 @@ plan(struct cmd_ctx *ctx, const struct db_session *s, bool resume, char *const *
 				     err) != 0)
 		goto fail;
 	session_add_plugin_binds(&ctx->reg, h, &p->policy);
+	/* The one file it may write for hqt, and the helper that writes it. */
+	if (p->events != NULL) {
+		sandbox_policy_add_bind(&p->policy, p->events, HQT_BIND_RW);
+		sandbox_policy_add_bind(&p->policy, p->event_helper, HQT_BIND_RO);
+	}
 	p->home = user_home();
 	if (p->home == NULL || p->state_root == NULL) {
 		set_err(err, "cannot sandbox: $HOME is not set");
@@ -355,6 +377,8 @@ start_plan(struct cmd_ctx *ctx, const struct db_session *s, bool resume, struct 
 		strv_clear(&env);
 		return -1;
 	}
+	/* The last run's events say nothing of this one. */
+	events_reset(p.events);
 	*fresh = p.fresh;
 	lp->cwd = xstrdup(p.cmd.cwd);
 	if (p.sandboxed) {
@@ -873,6 +897,13 @@ session_dry_run(struct cmd_ctx *ctx, const struct session_request *r, struct str
 	s.harness_session_id = hsid;
 	s.sandbox_json = json;
 	s.spawned_at = now();
+	/* The number it would get: the launch's event file is named by it. */
+	if (db_session_next_id(ctx->db, &s.id, err) != 0) {
+		db_project_free(proj);
+		free(json);
+		free(hsid);
+		return -1;
+	}
 	rc = session_argv(ctx, &s, false, argv, NULL, err);
 	db_project_free(proj);
 	free(json);
@@ -1273,6 +1304,7 @@ session_remove(struct cmd_ctx *ctx, const struct db_session *s, bool force, char
 	if (s->worktree != NULL && s->branch != NULL &&
 	    worktree_remove(s->project_path, s->worktree, s->branch, err) != 0)
 		return -1;
+	events_remove(s->id);
 	return db_session_delete(ctx->db, s->id, err);
 }
 
@@ -1351,7 +1383,7 @@ session_status_all(struct cmd_ctx *ctx, struct db_session_list *l, enum session_
 {
 	struct tmux_panes panes = { NULL, 0 };
 	const struct tmux_pane **pane;
-	char **names, **wtexts, **texts, **dead_ids, **dead_texts;
+	char **names, **wtexts, **texts, **dead_ids, **dead_texts, *evdir = NULL;
 	size_t nnames = 0, ndead = 0, *order, *dead_at;
 	long long t = now();
 	int rc = -1;
@@ -1419,6 +1451,7 @@ session_status_all(struct cmd_ctx *ctx, struct db_session_list *l, enum session_
 		reg_ok = cmd_registry_for(ctx, used.v, used.n) == 0;
 		strv_clear(&used);
 	}
+	evdir = events_dir(false);
 	for (size_t i = 0; i < l->n; i++) {
 		struct db_session *s = &l->v[i];
 		const struct harness *h = reg_ok ? registry_harness(&ctx->reg, s->harness) : NULL;
@@ -1444,15 +1477,32 @@ session_status_all(struct cmd_ctx *ctx, struct db_session_list *l, enum session_
 		} else {
 			enum hqt_status ps = h != NULL && text != NULL
 				? harness_parse_status(h, text, strlen(text)) : HQT_STATUS_UNKNOWN;
-			if (ps == HQT_STATUS_WORKING)
-				st[i] = SESSION_WORKING;
-			else if (ps == HQT_STATUS_NEEDS_INPUT)
-				st[i] = SESSION_NEEDS;
-			else if (ps == HQT_STATUS_WAITING)
-				st[i] = SESSION_WAITING;
-			else
-				st[i] = t - pane[i]->activity <= ACTIVE_SECONDS ? SESSION_WORKING
-										: SESSION_WAITING;
+			struct events_seen ev = { HQT_STATUS_UNKNOWN, 0, "" };
+			char *ep = h != NULL && harness_has_events(h) ? events_path_in(evdir, s->id)
+								      : NULL;
+
+			/* The harness's own events first, while newer than the
+			 * screen (events_decide). */
+			/* Older than the screen, it cannot decide; read it
+			 * anyway while the id is still to be learnt. */
+			if (ep != NULL)
+				(void)events_latest(h, ep, s->harness_session_id != NULL
+							       ? pane[i]->activity : 0, &ev);
+			free(ep);
+			ps = events_decide(ps, pane[i]->activity, t, ACTIVE_SECONDS, ev.status,
+					   ev.at_ms, s->spawned_at);
+			st[i] = ps == HQT_STATUS_WORKING ? SESSION_WORKING
+				: ps == HQT_STATUS_NEEDS_INPUT ? SESSION_NEEDS : SESSION_WAITING;
+			/* The id the harness itself reports (claude's changes
+			 * on /clear; codex's is known only so): stored when it
+			 * is new and no other session holds it. */
+			if (ev.id[0] != '\0' &&
+			    (s->harness_session_id == NULL || strcmp(s->harness_session_id, ev.id) != 0) &&
+			    !id_taken(l, s, ev.id) &&
+			    db_session_set_harness_session_id(ctx->db, s->id, ev.id, &ign) == 0) {
+				free(s->harness_session_id);
+				s->harness_session_id = xstrdup(ev.id);
+			}
 		}
 		/* Harnesses that pick their own ids write them at some point after
 		 * the start: look on every refresh until found. */
@@ -1504,6 +1554,7 @@ out:
 	free(dead_ids);
 	free(dead_at);
 	free(pane);
+	free(evdir);
 	tmux_panes_free(&panes);
 	return rc;
 }

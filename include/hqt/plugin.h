@@ -28,7 +28,8 @@ extern "C" {
 #endif
 
 #define HQT_PLUGIN_ABI_MAJOR 1
-#define HQT_PLUGIN_ABI_MINOR 2  /* 1: HQT_BIND_PROJECT; 2: HQT_BIND_STATE, state_root */
+#define HQT_PLUGIN_ABI_MINOR 3  /* 1: HQT_BIND_PROJECT; 2: HQT_BIND_STATE, state_root;
+				  3: events (event_file, event_command, parse_event) */
 
 #define HQT_PLUGIN_ENTRY "hqt_plugin_query"
 
@@ -131,7 +132,30 @@ struct hqt_request {
 	 * session files there, never in the host's state directory.
 	 */
 	const char *state_root;
+	/*
+	 * ABI 1.3 (read them only when struct_size covers them).  Set when
+	 * the plugin has parse_event and the host takes events for this
+	 * launch, else NULL.  The harness reports its events by running
+	 * event_command (an absolute path, hqt's own helper, hqt-event),
+	 * either with the event's JSON on its stdin (Claude Code's hooks) or
+	 * as its last argument (codex's notify).  The helper appends one
+	 * line per event to event_file; the host reads the file and hands
+	 * each line to parse_event.  The host also puts both paths in the
+	 * harness's environment (HQT_EVENT_FILE_ENV, HQT_EVENT_COMMAND_ENV),
+	 * so a hook that a shell runs is a constant text
+	 * ("\"$HQT_EVENT_COMMAND\"") and no path is ever spliced into shell
+	 * text.  Inside a sandbox the file is the one path bound writable for
+	 * this, and the helper is bound read-only.
+	 */
+	const char *event_file;
+	const char *event_command;
 };
+
+#define HQT_EVENT_FILE_ENV    "HQT_EVENT_FILE"
+#define HQT_EVENT_COMMAND_ENV "HQT_EVENT_COMMAND"
+/* The member the helper puts first on each line: when it wrote it (unix
+ * ms), read by the host from the line's start. */
+#define HQT_EVENT_TIME_KEY    "hqt_at"
 
 /* Return values of build_resume and generate_session_id. */
 #define HQT_OK        0
@@ -219,6 +243,21 @@ struct hqt_plugin {
 	 * warns outside it. */
 	const char *verified_versions;
 	const char *version_flag;  /* "--version" */
+
+	/*
+	 * ABI 1.3.  Optional.  One line of the session's event file (see
+	 * hqt_request.event_file): what it says of the session's status
+	 * (HQT_STATUS_UNKNOWN: nothing, the line is skipped) and, when the
+	 * event names the harness's own session id, that id written into
+	 * id (len bytes, host-owned; left empty when none).  The line is
+	 * hostile input (a sandboxed session can write anything there): the
+	 * host hands over only "{...}" of valid UTF-8 without control bytes,
+	 * at most 16 KiB, without its '\n'; the plugin parses it strictly
+	 * with a real JSON library (and rejects duplicate keys); the host
+	 * checks the id (UUID-like) before it stores it.
+	 */
+	enum hqt_status (*parse_event)(const struct hqt_ctx *ctx, const char *line,
+				       size_t len, char *id, size_t id_len);
 };
 
 typedef const struct hqt_plugin *(*hqt_plugin_query_fn)(const struct hqt_host_api *host,

@@ -1,5 +1,6 @@
 /* claude.c: the Claude Code harness plugin. */
 #include <dirent.h>
+#include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -21,7 +22,20 @@ static const char *const SKIP_FLAGS[] = {"--dangerously-skip-permissions", NULL}
  * Permissions warning is not shown (observed with 2.1.328: what accepting
  * it writes to ~/.claude/settings.json). */
 static const char SETTINGS_FLAG[] = "--settings";
-static const char BYPASS_ACCEPTED[] = "{\"skipDangerousModePermissionPrompt\":true}";
+static const char BYPASS_ACCEPTED_KEY[] = "skipDangerousModePermissionPrompt";
+/*
+ * Its hooks, given per launch in the same --settings JSON (merged by
+ * claude with the user's own settings and hooks, which still run): each
+ * runs hqt's helper, named by the environment the host sets, so the
+ * command claude hands to its shell is this constant text (tests/e2e
+ * README has the payloads, observed with 2.1.328).  All carry session_id.
+ */
+static const char HOOK_COMMAND[] = "\"$" HQT_EVENT_COMMAND_ENV "\"";
+static const char *const HOOK_EVENTS[] = {
+	"SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "PermissionRequest",
+	"Notification", "Stop", "SessionEnd", NULL,
+};
+#define HOOK_TIMEOUT_S 10
 /* Without it, root is refused the skip flag even in a sandbox. */
 static const char ROOT_SANDBOX_ENV[] = "IS_SANDBOX";
 /* Its state: login, transcripts (projects/<dir>/<id>.jsonl), history,
@@ -118,15 +132,43 @@ build(const struct hqt_request *req, const char *id_flag,
 	host->argv_push(out, id_flag);
 	host->argv_push(out, req->harness_session_id);
 	push_tail(out, req, MODEL_FLAG, SKIP_FLAGS);
-	if (req->sandboxed) {
+	{
+		json_t *settings = json_object();
+		bool events = req->struct_size >= offsetof(struct hqt_request, event_command) +
+							   sizeof req->event_command &&
+			      req->event_file != NULL && req->event_command != NULL;
+
 		/* The acceptance of the Bypass Permissions warning, per launch:
 		 * hqt asked the user once (hqt consent), and a sandboxed claude
 		 * cannot save it in the settings it only reads. */
-		host->argv_push(out, SETTINGS_FLAG);
-		host->argv_push(out, BYPASS_ACCEPTED);
-		if (req->uid == 0)
-			host->env_set(out, ROOT_SANDBOX_ENV, "1");
+		if (req->sandboxed)
+			json_object_set_new(settings, BYPASS_ACCEPTED_KEY, json_true());
+		if (events) {
+			json_t *hooks = json_object();
+
+			for (const char *const *e = HOOK_EVENTS; *e; e++)
+				json_object_set_new(hooks, *e, json_pack(
+					"[{s:s, s:[{s:s, s:s, s:i}]}]", "matcher", "", "hooks",
+					"type", "command", "command", HOOK_COMMAND, "timeout",
+					HOOK_TIMEOUT_S));
+			json_object_set_new(settings, "hooks", hooks);
+		}
+		if (json_object_size(settings) > 0) {
+			char *text = json_dumps(settings, JSON_COMPACT | JSON_PRESERVE_ORDER);
+
+			if (text == NULL) {
+				json_decref(settings);
+				host->set_error(err, "out of memory");
+				return HQT_ERROR;
+			}
+			host->argv_push(out, SETTINGS_FLAG);
+			host->argv_push(out, text);
+			free(text);
+		}
+		json_decref(settings);
 	}
+	if (req->sandboxed && req->uid == 0)
+		host->env_set(out, ROOT_SANDBOX_ENV, "1");
 	return HQT_OK;
 }
 
@@ -190,6 +232,51 @@ parse_status(const struct hqt_ctx *ctx, const char *screen,
 	return markers_status(ctx, screen, len, WORKING_MARKERS, WAITING_MARKERS, NEEDS_MARKERS);
 }
 
+/* One line of hqt-event's (a hook's payload, shrunk): status and id. */
+static enum hqt_status
+parse_event(const struct hqt_ctx *ctx, const char *line, size_t len, char *id, size_t id_len)
+{
+	/* strict: one object, no duplicate keys (a second "hook_event_name"
+	 * must not win over the first) */
+	json_t *v = json_loadb(line, len, JSON_REJECT_DUPLICATES, NULL);
+	const char *name, *sid, *kind, *source;
+	enum hqt_status st = HQT_STATUS_UNKNOWN;
+
+	(void)ctx;
+	if (v == NULL || !json_is_object(v)) {
+		json_decref(v);
+		return st;
+	}
+	name = json_string_value(json_object_get(v, "hook_event_name"));
+	sid = json_string_value(json_object_get(v, "session_id"));
+	kind = json_string_value(json_object_get(v, "notification_type"));
+	source = json_string_value(json_object_get(v, "source"));
+	if (name == NULL) {
+		json_decref(v);
+		return st;
+	}
+	if (strcmp(name, "UserPromptSubmit") == 0 || strcmp(name, "PreToolUse") == 0 ||
+	    strcmp(name, "PostToolUse") == 0)
+		st = HQT_STATUS_WORKING;
+	else if (strcmp(name, "PermissionRequest") == 0)
+		st = HQT_STATUS_NEEDS_INPUT;
+	else if (strcmp(name, "Stop") == 0)
+		st = HQT_STATUS_WAITING;
+	/* At the prompt, but not after a compaction, which can come mid-turn. */
+	else if (strcmp(name, "SessionStart") == 0)
+		st = source != NULL && strcmp(source, "compact") == 0 ? HQT_STATUS_UNKNOWN
+								       : HQT_STATUS_WAITING;
+	else if (strcmp(name, "Notification") == 0 && kind != NULL)
+		st = strcmp(kind, "permission_prompt") == 0 || strcmp(kind, "elicitation_dialog") == 0
+			? HQT_STATUS_NEEDS_INPUT
+			: strcmp(kind, "idle_prompt") == 0 ? HQT_STATUS_WAITING : HQT_STATUS_UNKNOWN;
+	/* SessionEnd: the pane's end tells. */
+	if (sid != NULL && is_uuid(sid) && strlen(sid) < id_len)
+		memcpy(id, sid, strlen(sid) + 1);
+	json_decref(v);
+	return st;
+}
+
 static const struct hqt_plugin plugin = {
 	.abi_major = HQT_PLUGIN_ABI_MAJOR,
 	.abi_minor = HQT_PLUGIN_ABI_MINOR,
@@ -207,6 +294,7 @@ static const struct hqt_plugin plugin = {
 	/* tests/e2e/versions: what the e2e tests ran */
 	.verified_versions = "2.1.328",
 	.version_flag = "--version",
+	.parse_event = parse_event,
 };
 
 HQT_PLUGIN_EXPORT const struct hqt_plugin *

@@ -71,6 +71,20 @@ static const char *const FORK_KEYS[] = {
  */
 static const char NO_DAEMON_FLAG[] = "--no-daemon";
 /*
+ * Its events, per launch: `-c notify=[PROG]` makes codex run `PROG
+ * '<json>'` at each turn's end ({"type": "agent-turn-complete",
+ * "thread-id", "turn-id", "cwd", "input-messages", ...}, observed with
+ * 0.169; tests/e2e README).  PROG is hqt's helper, run by argv (no shell).
+ * It replaces a notify the user set in config.toml for this launch (codex
+ * has one notify); codex's hooks are not used: enabling them per launch
+ * would take --dangerously-bypass-hook-trust, which would also run the
+ * user's untrusted hooks.  codex also notifies for its own title-naming
+ * thread, with another thread-id: that one is not the session.
+ */
+static const char CONFIG_FLAG[] = "-c";
+static const char NOTIFY_DONE[] = "agent-turn-complete";
+static const char TITLE_PROMPT[] = "Generate a concise, single-line task title";
+/*
  * Screens, as the real 0.169 TUI draws them (tests/unit fixtures copy
  * them).  While a turn waits for the model: "• Working (3s • esc to
  * interrupt)"; while the reply streams, no status line at all.  Idle: the
@@ -141,6 +155,29 @@ sandbox_binds(const struct hqt_ctx *ctx, struct hqt_binds *out)
 	bind_project(out, PROJECT_PROTECTED);
 }
 
+/* notify=["PROG"], PROG as a TOML basic string. */
+static char *
+notify_setting(const char *prog)
+{
+	size_t n = strlen(prog), o = 0;
+	char *buf = xmalloc(n * 6 + 16);
+
+	memcpy(buf, "notify=[\"", 9);
+	o = 9;
+	for (const unsigned char *p = (const unsigned char *)prog; *p; p++) {
+		if (*p == '"' || *p == '\\') {
+			buf[o++] = '\\';
+			buf[o++] = (char)*p;
+		} else if (*p < 0x20 || *p == 0x7f) {
+			o += (size_t)snprintf(buf + o, 7, "\\u%04x", *p);
+		} else {
+			buf[o++] = (char)*p;
+		}
+	}
+	memcpy(buf + o, "\"]", 3);
+	return buf;
+}
+
 static int
 build(const struct hqt_request *req, const char *resume_id,
       struct hqt_cmd *out, struct hqt_error *err)
@@ -155,6 +192,15 @@ build(const struct hqt_request *req, const char *resume_id,
 		host->argv_push(out, resume_id);
 	}
 	host->argv_push(out, NO_DAEMON_FLAG);
+	if (req->struct_size >= offsetof(struct hqt_request, event_command) +
+				       sizeof req->event_command &&
+	    req->event_file != NULL && req->event_command != NULL) {
+		char *notify = notify_setting(req->event_command);
+
+		host->argv_push(out, CONFIG_FLAG);
+		host->argv_push(out, notify);
+		free(notify);
+	}
 	push_tail(out, req, MODEL_FLAG, SKIP_FLAGS);
 	/* A sandbox starts from a cleared environment. */
 	if (home && home[0])
@@ -496,6 +542,34 @@ parse_status(const struct hqt_ctx *ctx, const char *screen,
 	return st != HQT_STATUS_UNKNOWN ? st : idle_status(ctx, screen, len);
 }
 
+/* One line of hqt-event's (a notify payload, shrunk): status and id. */
+static enum hqt_status
+parse_event(const struct hqt_ctx *ctx, const char *line, size_t len, char *id, size_t id_len)
+{
+	/* strict: one object, no duplicate keys (a second "hook_event_name"
+	 * must not win over the first) */
+	json_t *v = json_loadb(line, len, JSON_REJECT_DUPLICATES, NULL);
+	const char *type, *thread, *first;
+	enum hqt_status st = HQT_STATUS_UNKNOWN;
+
+	(void)ctx;
+	if (v == NULL || !json_is_object(v)) {
+		json_decref(v);
+		return st;
+	}
+	type = json_string_value(json_object_get(v, "type"));
+	thread = json_string_value(json_object_get(v, "thread-id"));
+	first = json_string_value(json_array_get(json_object_get(v, "input-messages"), 0));
+	if (type != NULL && strcmp(type, NOTIFY_DONE) == 0 &&
+	    (first == NULL || strncmp(first, TITLE_PROMPT, sizeof TITLE_PROMPT - 1) != 0)) {
+		st = HQT_STATUS_WAITING;
+		if (thread != NULL && id_ok(thread) && strlen(thread) < id_len)
+			memcpy(id, thread, strlen(thread) + 1);
+	}
+	json_decref(v);
+	return st;
+}
+
 static const struct hqt_plugin plugin = {
 	.abi_major = HQT_PLUGIN_ABI_MAJOR,
 	.abi_minor = HQT_PLUGIN_ABI_MINOR,
@@ -513,6 +587,7 @@ static const struct hqt_plugin plugin = {
 	/* tests/e2e/versions: what the e2e tests ran */
 	.verified_versions = "0.169.0",
 	.version_flag = "--version",
+	.parse_event = parse_event,
 };
 
 HQT_PLUGIN_EXPORT const struct hqt_plugin *

@@ -65,6 +65,24 @@ tool_turn(long id, const char *reply_marker)
 	e2e_wait_screen(&e, id, reply_marker, 30000);
 }
 
+/* The harness's events came out of the sandbox: its hook or notify ran
+ * hqt-event inside, which wrote the one file bound writable for it. */
+static void
+events_have(long id, const char *a, const char *b)
+{
+	char *t = NULL;
+
+	for (long long end = now_ms() + 10000; now_ms() < end; sleep_ms(100)) {
+		free(t);
+		t = e2e_events(&e, id);
+		if (t != NULL && strstr(t, a) != NULL && strstr(t, b) != NULL)
+			break;
+	}
+	cr_expect(t != NULL && strstr(t, a) != NULL && strstr(t, b) != NULL,
+		  "no event with %s and %s from the sandbox:\n%s", a, b, t ? t : "(no file)");
+	free(t);
+}
+
 Test(sandboxed, claude_starts_works_and_resumes_in_its_sandbox)
 {
 	write_file(fmt("%s/.ssh/id_ed25519", e.te.home), fmt("%s\n", SECRET), 0600);
@@ -82,6 +100,7 @@ Test(sandboxed, claude_starts_works_and_resumes_in_its_sandbox)
 	e2e_send(&e, id, "ping1");
 	e2e_wait_screen(&e, id, "pong: ping1", 30000);
 	e2e_wait_status(&e, id, "waiting", 5000);
+	events_have(id, "\"hook_event_name\":\"Stop\"", hsid);
 	tool_turn(id, "tool said:");
 
 	e2e_send(&e, id, "/exit");
@@ -124,6 +143,7 @@ Test(sandboxed, codex_starts_works_and_resumes_in_its_sandbox)
 	e2e_wait_status(&e, id, "waiting", 5000);
 	/* its id, from the rollout in its own state */
 	char *hsid = e2e_wait_session_id(&e, id, 15000);
+	events_have(id, "\"type\":\"agent-turn-complete\"", hsid);
 	tool_turn(id, "E2E_TOOL_OUTPUT_42");
 
 	e2e_send(&e, id, "/exit");

@@ -386,6 +386,26 @@ e2e_status(const struct e2e *e, long id)
 	return out;
 }
 
+char *
+e2e_attention(const struct e2e *e, long id)
+{
+	json_t *l = run_list(&e->te), *s = session_in(l, id);
+	const char *a = s ? json_string_value(json_object_get(s, "attention")) : NULL;
+	char *out = strdup(a ? a : "null");
+
+	json_decref(l);
+	return out;
+}
+
+char *
+e2e_events(const struct e2e *e, long id)
+{
+	char *path = fmt("%s/run/hqt/events/%ld", e->te.root, id), *text = slurp(path);
+
+	free(path);
+	return text;
+}
+
 bool
 e2e_sees_status(const struct e2e *e, long id, const char *want, int timeout_ms)
 {

@@ -8,6 +8,8 @@ answers is chosen by the words of the user's latest prompt:
 
   e2e-slow WORD   a reply streamed over SLOW_SECONDS, so the harness shows
                   itself working
+  e2e-ask         the same with ASK_COMMAND, which writes a file: a harness
+                  in a mode that asks before such commands asks the user
   e2e-tool        one call of the harness's shell tool (claude's Bash,
                   codex's exec_command or shell) running TOOL_COMMAND; the
                   tool result that comes back is written to RECORD_DIR/tool-result
@@ -40,8 +42,18 @@ SBX_COMMAND = ("echo from-the-agent > e2e-from-agent.txt; "
                "cat ~/.ssh/id_ed25519 2>&1 | head -c 100; echo; echo E2E_TOOL_OUTPUT_$((6*7))")
 
 
+# e2e-ask: not read-only, so a harness that asks for such commands asks.
+ASK_COMMAND = "touch e2e-approved.txt && echo E2E_APPROVED_$((6*7))"
+
+
 def tool_command(prompt):
+    if "e2e-ask" in prompt:
+        return ASK_COMMAND
     return SBX_COMMAND if "e2e-sbxtool" in prompt else TOOL_COMMAND
+
+
+def wants_tool(prompt):
+    return "e2e-tool" in prompt or "e2e-sbxtool" in prompt or "e2e-ask" in prompt
 MODEL = "e2e-model"
 
 lock = threading.Lock()
@@ -183,7 +195,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             seen = text_of(seen) if not isinstance(seen, str) else seen
             record("tool-result", seen)
             blocks.append({"type": "text", "text": "tool said: " + seen.strip()})
-        elif ("e2e-tool" in prompt or "e2e-sbxtool" in prompt) and "Bash" in tools:
+        elif wants_tool(prompt) and "Bash" in tools:
             blocks.append({"type": "text", "text": "Running the command."})
             blocks.append({"type": "tool_use", "id": next_id("toolu"), "name": "Bash",
                            "input": {"command": tool_command(prompt), "description": "Print a marker"}})
@@ -224,6 +236,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
                                      "delta": {"stop_reason": stop, "stop_sequence": None},
                                      "usage": {"output_tokens": 10}})
         self.event("message_stop", {"type": "message_stop"})
+        log("<- anthropic done prompt=%r tools=%d at=%.6f" % (prompt, len(tools), time.time()))
 
     # ---- OpenAI Responses ----
 
@@ -242,10 +255,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
             seen = seen if isinstance(seen, str) else json.dumps(seen)
             record("tool-result", seen)
             out.append(("text", "tool said: " + seen.strip()[-200:]))
-        elif ("e2e-tool" in prompt or "e2e-sbxtool" in prompt) and \
-                ("exec_command" in tools or "shell" in tools):
+        elif wants_tool(prompt) and ("exec_command" in tools or "shell" in tools):
             if "exec_command" in tools:
-                call = ("exec_command", {"cmd": tool_command(prompt)})
+                args = {"cmd": tool_command(prompt)}
+                if "e2e-ask" in prompt:
+                    # asks for more than codex's sandbox: an approval
+                    args.update(sandbox_permissions="require_escalated",
+                                justification="e2e: a command that needs approval")
+                call = ("exec_command", args)
             else:
                 call = ("shell", {"command": ["bash", "-lc", tool_command(prompt)]})
             out.append(("call", call))
@@ -284,6 +301,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             "usage": {"input_tokens": 100, "input_tokens_details": {"cached_tokens": 0},
                       "output_tokens": 10, "output_tokens_details": {"reasoning_tokens": 0},
                       "total_tokens": 110}}})
+        log("<- openai done prompt=%r tools=%d at=%.6f" % (prompt, len(tools), time.time()))
 
 
 def chunks(text, delay):

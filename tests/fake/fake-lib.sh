@@ -67,6 +67,11 @@ fake_loop() {
 				msg=${msg%\"}
 				printf '%s\n' "${msg:-$FAKE_NAME crashed}" >&2
 				exit 1 ;;
+			event*)
+				# As a hook does: the JSON on the stdin of the command
+				# hqt named for the launch (the screen stays as it is).
+				msg=${want#event}
+				printf '%s' "${msg# }" | "${HQT_EVENT_COMMAND:-false}" ;;
 			print*)
 				# printf's %b: a test can print escape sequences.
 				msg=${want#print}

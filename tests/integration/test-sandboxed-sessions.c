@@ -1291,6 +1291,22 @@ Test(sandboxed, dry_run_and_show_print_the_argv_that_runs)
 			free(w[i]);
 			w[i] = strdup(sid);
 		}
+	/* and the event file, named by the number: the dry run said the next
+	 * one, 1, before the other session took it */
+	{
+		char *was = fmt("/hqt/events/%ld", id), *is = fmt("/hqt/events/%ld", cid);
+		for (size_t i = 0; i < n; i++) {
+			char *at = strstr(w[i], was);
+			if (at != NULL && strcmp(at, was) == 0) {
+				*at = '\0';
+				char *nw = fmt("%s%s", w[i], is);
+				free(w[i]);
+				w[i] = nw;
+			}
+		}
+		free(was);
+		free(is);
+	}
 	expect_same_argv(w, n, argv, "claude dry-run vs show");
 	json_decref(s);
 	free_words(w, n);

@@ -1457,3 +1457,23 @@ Test(db, session_change_writes_the_named_fields_at_once)
 	free(err);
 	db_close(db);
 }
+
+/* What `hqt new --dry-run` names the event file by: the number the next
+ * session gets, never one a removed session had (AUTOINCREMENT). */
+Test(db, next_session_number)
+{
+	struct db *db = must_open(dbfile);
+	char *err = NULL;
+	long long next = 0;
+
+	cr_assert_eq(db_session_next_id(db, &next, &err), 0, "%s", err);
+	cr_expect_eq(next, 1);
+	long long web = add_project(db, "web", "/srv/web");
+	long long a = add_session(db, web, "claude", NULL);
+	long long b = add_session(db, web, "claude", NULL);
+	cr_assert_eq(db_session_delete(db, b, &err), 0, "%s", err);
+	cr_assert_eq(db_session_next_id(db, &next, &err), 0, "%s", err);
+	cr_expect_eq(next, b + 1, "after %lld and %lld (removed): %lld", a, b, next);
+	cr_expect_eq(add_session(db, web, "claude", NULL), next);
+	db_close(db);
+}
