@@ -1,0 +1,202 @@
+/* exec.c: running a finished sandbox plan: fork bwrap and supervise it (SPEC
+ * §8.8).  Links with libc, jansson, util.c and strv.c only (hqt-launch). */
+#include "sandbox-int.h"
+#include "util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* ------------------------------------------------------------------------ */
+/* Running bwrap                                                            */
+
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1u << 2)
+#endif
+
+/*
+ * Close every descriptor from lowfd up; with on_exec, only mark them
+ * close-on-exec, so they close when execve succeeds and stay usable when it
+ * fails.  Async-signal-safe.
+ */
+void
+close_from(int lowfd, int maxfd, bool on_exec)
+{
+#ifdef SYS_close_range
+	if (syscall(SYS_close_range, (unsigned)lowfd, ~0u, on_exec ? CLOSE_RANGE_CLOEXEC : 0u) == 0)
+		return;
+#endif
+	for (int fd = lowfd; fd < maxfd; fd++) {
+		if (!on_exec)
+			close(fd);
+		else if (fcntl(fd, F_GETFD) >= 0)
+			fcntl(fd, F_SETFD, FD_CLOEXEC);
+	}
+}
+
+int
+max_fd(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+	    rl.rlim_cur < (1u << 20))
+		return (int)rl.rlim_cur;
+	return 65536;
+}
+
+/* Default dispositions and an empty mask, so the harness gets Ctrl-C,
+ * SIGPIPE and job control as a fresh process would.  Async-signal-safe. */
+void
+reset_signals(void)
+{
+	struct sigaction sa;
+	sigset_t none;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = SIG_DFL;
+	for (int sig = 1; sig < NSIG; sig++)
+		if (sig != SIGKILL && sig != SIGSTOP)
+			sigaction(sig, &sa, NULL);
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
+}
+
+/* The sandbox's init, from bwrap's --info-fd: {"child-pid": N, ...}. */
+static pid_t
+read_child_pid(int fd)
+{
+	char buf[4096];
+	size_t len = 0;
+	ssize_t n;
+	json_t *o;
+	pid_t pid = -1;
+
+	while (len < sizeof buf - 1 && (n = read(fd, buf + len, sizeof buf - 1 - len)) != 0) {
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			break;
+		len += (size_t)n;
+	}
+	o = json_loadb(buf, len, JSON_DISABLE_EOF_CHECK, NULL);
+	if (json_is_integer(json_object_get(o, "child-pid")))
+		pid = (pid_t)json_integer_value(json_object_get(o, "child-pid"));
+	json_decref(o);
+	return pid;
+}
+
+static void
+kill_init(int pidfd, pid_t init)
+{
+	if (pidfd >= 0)
+		(void)syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
+	else if (init > 1)
+		(void)kill(init, SIGKILL);
+}
+
+/*
+ * The supervisor (SPEC §8.8): bwrap runs as our child; we know its init
+ * (pid 1 of the sandbox, whose death takes every process in the sandbox
+ * with it) and kill it when bwrap ends, when the pane hangs up, or when
+ * hqt kill/rm ends the window (SIGHUP or SIGTERM), whatever the agent did
+ * to bwrap's own --die-with-parent inside.  We leave with bwrap's status.
+ */
+static void __attribute__((noreturn))
+supervise(pid_t bwrap, int info_fd, const sigset_t *waited)
+{
+	pid_t init = read_child_pid(info_fd);
+	int pidfd = init > 1 ? (int)syscall(SYS_pidfd_open, init, 0) : -1, status = 0;
+
+	close(info_fd);
+	for (;;) {
+		siginfo_t si;
+		pid_t r = waitpid(bwrap, &status, WNOHANG);
+
+		if (r == bwrap)
+			break;
+		if (r < 0 && errno != EINTR)
+			break;
+		if (sigwaitinfo(waited, &si) < 0)
+			continue;
+		if (si.si_signo == SIGHUP || si.si_signo == SIGTERM) {
+			kill_init(pidfd, init);
+			(void)kill(bwrap, SIGKILL);
+		}
+		/* SIGINT, SIGQUIT: the harness's (same process group); SIGCHLD:
+		 * look again. */
+	}
+	kill_init(pidfd, init);
+	if (WIFSIGNALED(status)) {
+		signal(WTERMSIG(status), SIG_DFL);
+		sigprocmask(SIG_UNBLOCK, waited, NULL);
+		raise(WTERMSIG(status));
+	}
+	_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 1);
+}
+
+int
+sandbox_run(char *const argv[], char *const envp[], int seccomp_fd, int ready_fd, char **err)
+{
+	static const int sigs[] = { SIGHUP, SIGTERM, SIGINT, SIGQUIT, SIGCHLD };
+	int info[2] = { -1, -1 }, e, maxfd = max_fd();
+	sigset_t waited, old;
+	pid_t pid;
+
+	if (pipe2(info, O_CLOEXEC) < 0) {
+		set_err(err, "sandbox: cannot make the info pipe: %s", strerror(errno));
+		return -1;
+	}
+	sigemptyset(&waited);
+	for (size_t i = 0; i < ARRAY_SIZE(sigs); i++)
+		sigaddset(&waited, sigs[i]);
+	sigprocmask(SIG_BLOCK, &waited, &old);
+	pid = fork();
+	if (pid < 0) {
+		set_err(err, "sandbox: cannot fork: %s", strerror(errno));
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		close(info[0]);
+		close(info[1]);
+		return -1;
+	}
+	if (pid == 0) {
+		/* The child: bwrap with the filter at 3 and the info pipe at 4,
+		 * nothing else above 2 once it runs. */
+		int s2, i2;
+
+		reset_signals();
+		/* Out of the way first: either may sit at 3 or 4 now.  dup2
+		 * leaves the copies inheritable. */
+		s2 = fcntl(seccomp_fd, F_DUPFD_CLOEXEC, 10);
+		i2 = fcntl(info[1], F_DUPFD_CLOEXEC, 10);
+		if (s2 >= 0 && i2 >= 0 && dup2(s2, SANDBOX_SECCOMP_FD) >= 0 &&
+		    dup2(i2, SANDBOX_INFO_FD) >= 0) {
+			close_from(SANDBOX_INFO_FD + 1, maxfd, true);
+			execve(argv[0], argv, envp);
+		}
+		e = errno;
+		if (ready_fd >= 0)
+			dprintf(ready_fd, "sandbox: cannot run %s: %s", argv[0], strerror(e));
+		dprintf(2, "hqt: sandbox: cannot run %s: %s\n", argv[0], strerror(e));
+		_exit(127);
+	}
+	/* The supervisor.  `hqt new` learns of the start (or of the child's
+	 * error) once the child's copy of ready_fd closes. */
+	if (ready_fd >= 0)
+		close(ready_fd);
+	close(seccomp_fd);
+	close(info[1]);
+	/* Ctrl-Z reaches the whole process group; the supervisor stays up. */
+	signal(SIGTSTP, SIG_IGN);
+	signal(SIGTTIN, SIG_IGN);
+	signal(SIGTTOU, SIG_IGN);
+	supervise(pid, info[0], &waited);
+}
