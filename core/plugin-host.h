@@ -7,6 +7,7 @@
 
 #include "hqt/plugin.h"
 #include "config.h"
+#include "sandbox.h" /* struct bind */
 #include "strv.h"
 
 /* The host-owned builders behind the opaque types of plugin.h. */
@@ -18,11 +19,6 @@ struct hqt_cmd {
 
 struct hqt_strlist {
 	struct strv items;
-};
-
-struct bind {
-	char *path;       /* host path, ~ expanded, as given */
-	unsigned flags;   /* HQT_BIND_* */
 };
 
 struct hqt_binds {

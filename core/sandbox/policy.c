@@ -1,4 +1,5 @@
 /* policy.c: a session's sandbox policy and its stored JSON (SPEC §8). */
+#include "config.h"
 #include "sandbox-int.h"
 #include "text.h"
 #include "util.h"

@@ -6,9 +6,20 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#include "config.h"
-#include "plugin-host.h"
+#include "hqt/plugin.h" /* HQT_BIND_* */
 #include "strv.h"
+
+struct sandbox_defaults; /* config.h */
+
+/*
+ * One bind of a policy: a host path and its HQT_BIND_* flags (the plugin
+ * ABI's).  The sandbox owns the type; the plugin host collects the
+ * plugins' binds in it (struct hqt_binds).
+ */
+struct bind {
+	char *path;       /* host path, ~ expanded, as given */
+	unsigned flags;   /* HQT_BIND_* */
+};
 
 /*
  * The policy a session runs under; stored as sessions.sandbox_json and

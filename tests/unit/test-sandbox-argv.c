@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "config.h"
 #include "sandbox.h"
 #include "seccomp-filter.h"
 #include "support.h"
