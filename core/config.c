@@ -291,17 +291,6 @@ valid_key(const char *s)
 	return true;
 }
 
-static bool
-valid_env_name(const char *s)
-{
-	if (!(is_alpha(*s) || *s == '_'))
-		return false;
-	for (s++; *s; s++)
-		if (!(is_alnum(*s) || *s == '_'))
-			return false;
-	return true;
-}
-
 static int
 parse_bool(const char *s, bool *out)
 {
@@ -411,9 +400,10 @@ set_list(struct parse *st, const struct known_key *k, struct strv *list, const c
 			strv_take(list, path);
 			break;
 		case K_ENV:
-			if (!valid_env_name(item)) {
+			if (!env_name_valid(item, strlen(item))) {
 				bad_value(st, k->section, k->name, item,
-					  "variable names of A-Z, a-z, 0-9 and '_', not starting with a digit");
+					  "variable names of A-Z, a-z, 0-9 and '_', not starting with a "
+					  "digit, at most 255 long");
 				break;
 			}
 			strv_push(list, item);

@@ -272,17 +272,6 @@ valid_id(const char *s, char sigil)
 	return true;
 }
 
-static bool
-valid_env_name(const char *s, size_t len)
-{
-	if (len == 0 || isdigit((unsigned char)s[0]))
-		return false;
-	for (size_t i = 0; i < len; i++)
-		if (!isalnum((unsigned char)s[i]) && s[i] != '_')
-			return false;
-	return true;
-}
-
 /* The -t argument for a window reference (see tmux.h).  Caller frees. */
 static char *
 window_target(const struct tmux *t, const char *w, char **err)
@@ -559,7 +548,7 @@ push_spawn_args(struct strv *a, const char *cwd, char *const argv[], char *const
 		const char *eq = strchr(env[i], '=');
 		char *name;
 
-		if (eq == NULL || !valid_env_name(env[i], (size_t)(eq - env[i]))) {
+		if (eq == NULL || !env_name_valid(env[i], (size_t)(eq - env[i]))) {
 			set_err(err, "tmux: bad environment entry '%.*s' (expected NAME=VALUE)",
 				(int)strcspn(env[i], "="), env[i]);
 			strv_clear(&names);

@@ -227,6 +227,20 @@ trim(char *s)
 }
 
 bool
+env_name_valid(const char *s, size_t n)
+{
+	if (s == NULL || n == 0 || n > ENV_NAME_MAX || (s[0] >= '0' && s[0] <= '9'))
+		return false;
+	for (size_t i = 0; i < n; i++) {
+		char c = s[i];
+		if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
+		      (c >= '0' && c <= '9') || c == '_'))
+			return false;
+	}
+	return true;
+}
+
+bool
 valid_name(const char *s)
 {
 	if (s == NULL || *s == '\0')

@@ -45,6 +45,16 @@ int parse_long(const char *s, long *out);
 /* Trim blanks at both ends in place; returns s. */
 char *trim(char *s);
 
+/*
+ * The one rule for an environment variable's name, everywhere hqt takes one
+ * (hqt.ini's [sandbox] env, a plugin's or the sandbox's NAME=VALUE, the
+ * stored policy, tmux -e): the first n bytes of s are 1 to ENV_NAME_MAX
+ * ASCII letters, digits and '_', not starting with a digit (POSIX's
+ * portable names; no locale decides).
+ */
+#define ENV_NAME_MAX 255
+bool env_name_valid(const char *s, size_t n);
+
 /* True when s is non-empty and made only of [a-z0-9_-]. */
 bool valid_name(const char *s);
 

@@ -75,20 +75,6 @@ sandbox_policy_from_config(struct sandbox_policy *p, const struct sandbox_defaul
 	 * would outlive the design that made it. */
 }
 
-bool
-env_name_valid(const char *s, size_t n)
-{
-	if (n == 0 || n > 255 || (s[0] >= '0' && s[0] <= '9'))
-		return false;
-	for (size_t i = 0; i < n; i++) {
-		char c = s[i];
-		if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') ||
-		      (c >= '0' && c <= '9') || c == '_'))
-			return false;
-	}
-	return true;
-}
-
 char *
 sandbox_policy_to_json(const struct sandbox_policy *p, char **err)
 {

@@ -19,7 +19,6 @@ char *resolve_path(const char *p);
 char *walk_links(const char *path, struct strv *at, struct strv *target);
 
 /* policy.c */
-bool env_name_valid(const char *s, size_t n);
 /* A relative path inside: no empty, "." or ".." component. */
 bool rel_safe(const char *rel);
 

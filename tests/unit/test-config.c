@@ -471,7 +471,7 @@ Test(config, inline_comments_crlf_and_colons)
 	/* ';' not after a blank is part of the value (and here not a name). */
 	expect_error("[sandbox]\nenv = A;B\n",
 		     "2: bad value 'A;B' for sandbox.env (accepted: variable names of A-Z, a-z, "
-		     "0-9 and '_', not starting with a digit)");
+		     "0-9 and '_', not starting with a digit, at most 255 long)");
 }
 
 Test(config, indentation_is_ignored)
@@ -609,9 +609,21 @@ Test(config, bad_values_name_the_key_and_what_is_accepted)
 		     "off, 1, 0)");
 	expect_error("[sandbox]\nnet =\n",
 		     "2: bad value '' for sandbox.net (accepted: true, false, yes, no, on, off, 1, 0)");
+	{
+		/* One byte over env_name_valid's bound (util.h), as everywhere. */
+		char *text = fmt("[sandbox]\nenv = %0256d\n", 0), *want;
+
+		memset(text + strlen("[sandbox]\nenv = "), 'N', 256);
+		want = fmt("2: bad value '%.80s...' for sandbox.env (accepted: variable names of "
+			   "A-Z, a-z, 0-9 and '_', not starting with a digit, at most 255 long)",
+			   text + strlen("[sandbox]\nenv = "));
+		expect_error(text, want);
+		free(want);
+		free(text);
+	}
 	expect_error("[sandbox]\nenv = PATH, 9LIVES\n",
 		     "2: bad value '9LIVES' for sandbox.env (accepted: variable names of A-Z, a-z, "
-		     "0-9 and '_', not starting with a digit)");
+		     "0-9 and '_', not starting with a digit, at most 255 long)");
 	expect_error("[sandbox]\nrw_binds = /ok, ~bob/x\n",
 		     "2: bad value '~bob/x' for sandbox.rw_binds (accepted: absolute paths, ~/... or "
 		     "paths relative to the file's directory)");
