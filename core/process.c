@@ -125,20 +125,22 @@ program_path(char *const argv[], char *const envp[], char **path, char **err)
 }
 
 /*
- * Start argv with fds as its 0..2 (-1: keep ours), in cwd (NULL: ours),
+ * Start argv with fds as its 0..3 (-1: keep ours for 0..2, none for 3), in
+ * cwd (NULL: ours),
  * every other descriptor closed, every signal at its default and none
  * blocked: posix_spawn (a vfork-like clone, no copy of our page tables),
  * with glibc's closefrom and chdir actions.  0 with *pidp, or a negative
  * errno with *err.
  */
 static int
-start_child(char *const argv[], char *const envp[], const int fds[3],
+start_child(char *const argv[], char *const envp[], const int fds[4],
 	    const char *cwd, pid_t *pidp, char **err)
 {
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
 	sigset_t dfl, none;
-	int moved[3] = { -1, -1, -1 }, e = 0;
+	int moved[4] = { -1, -1, -1, -1 }, e = 0;
+	int low = fds[3] >= 0 ? 4 : 3; /* the first descriptor the program does not get */
 	char *path;
 	pid_t pid;
 
@@ -148,17 +150,17 @@ start_child(char *const argv[], char *const envp[], const int fds[3],
 	posix_spawnattr_init(&at);
 	/* Sources above 2 first, so that one dup2 into 0..2 cannot clobber
 	 * another source that is 0..2 itself (the dup2 clears close-on-exec). */
-	for (int i = 0; i < 3 && e == 0; i++)
-		if (fds[i] >= 0 && (moved[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, 3)) < 0)
+	for (int i = 0; i < 4 && e == 0; i++)
+		if (fds[i] >= 0 && (moved[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, low)) < 0)
 			e = errno;
-	for (int i = 0; i < 3 && e == 0; i++)
+	for (int i = 0; i < 4 && e == 0; i++)
 		if (moved[i] >= 0)
 			e = posix_spawn_file_actions_adddup2(&fa, moved[i], i);
 	if (e == 0 && cwd != NULL)
 		e = posix_spawn_file_actions_addchdir_np(&fa, cwd);
-	/* Nothing of ours reaches the program but 0, 1 and 2. */
+	/* Nothing of ours reaches the program but 0, 1, 2 (and 3 if given). */
 	if (e == 0)
-		e = posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+		e = posix_spawn_file_actions_addclosefrom_np(&fa, low);
 	/* Handlers are the parent's business and an ignored SIGPIPE would
 	 * survive execve: every signal starts at its default. */
 	sigfillset(&dfl);
@@ -173,7 +175,7 @@ start_child(char *const argv[], char *const envp[], const int fds[3],
 		e = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
 	if (e == 0)
 		e = posix_spawn(&pid, path, &fa, &at, argv, envp != NULL ? envp : environ);
-	for (int i = 0; i < 3; i++)
+	for (int i = 0; i < 4; i++)
 		if (moved[i] >= 0)
 			close(moved[i]);
 	posix_spawn_file_actions_destroy(&fa);
@@ -271,7 +273,7 @@ spawn_capture_opts(char *const argv[], char *const envp[], const struct spawn_op
 	static const struct spawn_opts none;
 	struct buf bufs[2] = { { NULL, 0, 0 }, { NULL, 0, 0 } };
 	int in[2] = { -1, -1 }, op[2] = { -1, -1 }, ep[2] = { -1, -1 };
-	int fds[3], rc, e;
+	int fds[4], rc, e;
 	const char *input;
 	size_t in_len = 0, in_off = 0, max;
 	sigset_t pipeset, oldmask, pending;
@@ -297,6 +299,7 @@ spawn_capture_opts(char *const argv[], char *const envp[], const struct spawn_op
 	fds[0] = in[0];
 	fds[1] = op[1];
 	fds[2] = ep[1];
+	fds[3] = opts->pass_fd > 2 ? opts->pass_fd : -1;
 	rc = start_child(argv, envp, fds, opts->cwd, &pid, err);
 	close_fd(&in[0]);
 	close_fd(&op[1]);
@@ -441,7 +444,7 @@ int
 spawn_run(char *const argv[], char *const envp[], int *status, char **err)
 {
 	struct sigaction ign, oint, oquit;
-	const int fds[3] = { -1, -1, -1 };
+	const int fds[4] = { -1, -1, -1, -1 };
 	pid_t pid;
 	int rc, st;
 

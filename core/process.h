@@ -10,8 +10,9 @@
  * envp when envp has one, else from our environment) unless it holds a '/'.
  * The child gets: signal dispositions reset to SIG_DFL (an ignored SIGPIPE
  * would otherwise survive execve), an empty signal mask, and no descriptors
- * but 0, 1 and 2.  Signals are blocked in the parent between fork and the
- * child's reset, so none of the parent's handlers ever runs in the child.
+ * but 0, 1 and 2 (and 3 when spawn_opts.pass_fd asks).  Signals are blocked
+ * in the parent between fork and the child's reset, so none of the parent's
+ * handlers ever runs in the child.
  * envp NULL means "inherit our environment".
  *
  * Return values: 0 when the program ran (whatever its exit status), or a
@@ -38,6 +39,9 @@ struct spawn_opts {
 	const char *cwd;       /* NULL: ours */
 	int timeout_ms;        /* > 0: SIGKILL the child after this long */
 	size_t max_output;     /* per stream; 0: SPAWN_OUTPUT_MAX */
+	int pass_fd;           /* above 2: given to the child as its descriptor 3
+				* (bwrap's --seccomp 3), the one it gets beside
+				* 0-2; 0: none */
 };
 
 #define SPAWN_OUTPUT_MAX ((size_t)64 << 20)

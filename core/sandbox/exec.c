@@ -27,7 +27,7 @@
  * close-on-exec, so they close when execve succeeds and stay usable when it
  * fails.  Async-signal-safe.
  */
-void
+static void
 close_from(int lowfd, int maxfd, bool on_exec)
 {
 #ifdef SYS_close_range
@@ -42,7 +42,7 @@ close_from(int lowfd, int maxfd, bool on_exec)
 	}
 }
 
-int
+static int
 max_fd(void)
 {
 	struct rlimit rl;
@@ -55,7 +55,7 @@ max_fd(void)
 
 /* Default dispositions and an empty mask, so the harness gets Ctrl-C,
  * SIGPIPE and job control as a fresh process would.  Async-signal-safe. */
-void
+static void
 reset_signals(void)
 {
 	struct sigaction sa;

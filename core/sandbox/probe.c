@@ -2,148 +2,36 @@
  * argv shape), its caches, and bwrap's errors mapped to a fix. */
 #include "sandbox-int.h"
 #include "seccomp-filter.h"
+#include "process.h"
 #include "util.h"
 
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
-#include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/utsname.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 /*
- * Put the seccomp program at SANDBOX_SECCOMP_FD (inheritable) and close
- * everything else above 2.  Async-signal-safe.
+ * argv (argv[0] absolute) through process.c: an empty environment, stdin
+ * /dev/null, stdout and stderr captured (64 KiB each), the seccomp program
+ * at descriptor 3 when seccomp_fd > 2, killed after timeout_ms.  0 with *r,
+ * or a negative errno.
  */
 static int
-arrange_fds(int seccomp_fd, int maxfd, bool on_exec)
-{
-	if (seccomp_fd >= 0) {
-		if (seccomp_fd != SANDBOX_SECCOMP_FD) {
-			if (dup2(seccomp_fd, SANDBOX_SECCOMP_FD) < 0)
-				return -1;
-		} else if (fcntl(seccomp_fd, F_SETFD, 0) < 0) {
-			return -1;
-		}
-		close_from(SANDBOX_SECCOMP_FD + 1, maxfd, on_exec);
-	} else {
-		close_from(3, maxfd, on_exec);
-	}
-	return 0;
-}
-
-/*
- * Run argv (argv[0] absolute) with stdin /dev/null, capturing stdout and
- * stderr (each capped at 64 KiB), an empty environment, and the seccomp
- * program when seccomp_fd >= 0.  Killed after timeout_ms.  Returns the wait
- * status, or -1 when it could not be run.
- */
-static int
-run_capture(char *const argv[], int seccomp_fd, int timeout_ms, char **out, char **errt)
+run_capture(char *const argv[], int seccomp_fd, int timeout_ms, struct spawn_result *r)
 {
 	static char *const no_env[] = { NULL };
-	int po[2] = { -1, -1 }, pe[2] = { -1, -1 }, status = -1, maxfd = max_fd();
-	char *buf[2] = { xcalloc(1, 1), xcalloc(1, 1) };
-	size_t len[2] = { 0, 0 };
-	sigset_t all, old;
-	pid_t pid;
-	struct timespec t0, t1;
+	struct spawn_opts o = {
+		.timeout_ms = timeout_ms,
+		.max_output = 65536,
+		.pass_fd = seccomp_fd > 2 ? seccomp_fd : 0,
+	};
 
-	if (pipe2(po, O_CLOEXEC) < 0 || pipe2(pe, O_CLOEXEC) < 0)
-		goto out;
-	sigfillset(&all);
-	sigprocmask(SIG_SETMASK, &all, &old);
-	pid = fork();
-	if (pid == 0) {
-		int devnull = open("/dev/null", O_RDONLY | O_CLOEXEC);
-		/* Move everything we keep above the targets before dup2. */
-		int o = fcntl(po[1], F_DUPFD_CLOEXEC, 10), e = fcntl(pe[1], F_DUPFD_CLOEXEC, 10);
-		int s = seccomp_fd >= 0 ? fcntl(seccomp_fd, F_DUPFD_CLOEXEC, 10) : -1;
-
-		reset_signals();
-		if (devnull < 0 || o < 0 || e < 0 || (seccomp_fd >= 0 && s < 0) ||
-		    dup2(devnull, 0) < 0 || dup2(o, 1) < 0 || dup2(e, 2) < 0 ||
-		    arrange_fds(s, maxfd, false) < 0)
-			_exit(127);
-		execve(argv[0], argv, no_env);
-		_exit(127);
-	}
-	sigprocmask(SIG_SETMASK, &old, NULL);
-	close(po[1]);
-	close(pe[1]);
-	po[1] = pe[1] = -1;
-	if (pid < 0)
-		goto out;
-
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (int open_fds = 2; open_fds > 0;) {
-		struct pollfd pfd[2] = { { po[0], POLLIN, 0 }, { pe[0], POLLIN, 0 } };
-		long left;
-
-		clock_gettime(CLOCK_MONOTONIC, &t1);
-		left = timeout_ms - ((t1.tv_sec - t0.tv_sec) * 1000 +
-				     (t1.tv_nsec - t0.tv_nsec) / 1000000);
-		if (left <= 0) {
-			kill(pid, SIGKILL);
-			break;
-		}
-		if (poll(pfd, 2, (int)left) < 0) {
-			if (errno == EINTR)
-				continue;
-			kill(pid, SIGKILL);
-			break;
-		}
-		for (int i = 0; i < 2; i++) {
-			char tmp[4096];
-			ssize_t n;
-
-			if (pfd[i].fd < 0 || !(pfd[i].revents & (POLLIN | POLLHUP | POLLERR)))
-				continue;
-			n = read(pfd[i].fd, tmp, sizeof tmp);
-			if (n < 0 && errno == EINTR)
-				continue;
-			if (n <= 0) {
-				close(i == 0 ? po[0] : pe[0]);
-				if (i == 0)
-					po[0] = -1;
-				else
-					pe[0] = -1;
-				open_fds--;
-				continue;
-			}
-			if (len[i] < 65536) {
-				buf[i] = xreallocarray(buf[i], len[i] + (size_t)n + 1, 1);
-				memcpy(buf[i] + len[i], tmp, (size_t)n);
-				len[i] += (size_t)n;
-				buf[i][len[i]] = '\0';
-			}
-		}
-	}
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
-out:
-	for (int i = 0; i < 2; i++) {
-		if (po[i] >= 0)
-			close(po[i]);
-		if (pe[i] >= 0)
-			close(pe[i]);
-	}
-	if (out != NULL)
-		*out = buf[0];
-	else
-		free(buf[0]);
-	if (errt != NULL)
-		*errt = buf[1];
-	else
-		free(buf[1]);
-	return status;
+	return spawn_capture_opts(argv, no_env, &o, r, NULL);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -459,22 +347,28 @@ static char *mem_key;
 static void
 probe_run(const char *bwrap, struct sandbox_probe *out)
 {
-	char *vout = NULL, *help = NULL, *errt = NULL, *err = NULL, *tru;
+	char *help = NULL, *errt, *err = NULL, *tru;
 	struct strv av = STRV_INIT;
-	int st, fd;
+	struct spawn_result r = { 0 };
+	int rc, fd;
 
 	out->bwrap = xstrdup(bwrap);
-	st = run_capture((char *[]){ (char *)bwrap, "--version", NULL }, -1, 5000, &vout, NULL);
-	if (st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0 &&
-	    strncmp(vout, "bubblewrap ", 11) == 0) {
-		char *v = first_line(vout + 11);
-		if (strspn(v, "0123456789.") == strlen(v) && *v != '\0')
-			out->version = v;
-		else
-			free(v);
+	if (run_capture((char *[]){ (char *)bwrap, "--version", NULL }, -1, 5000, &r) == 0) {
+		if (r.status == 0 && !r.signaled && strncmp(r.out, "bubblewrap ", 11) == 0) {
+			char *v = first_line(r.out + 11);
+			if (strspn(v, "0123456789.") == strlen(v) && *v != '\0')
+				out->version = v;
+			else
+				free(v);
+		}
+		spawn_result_free(&r);
 	}
-	st = run_capture((char *[]){ (char *)bwrap, "--help", NULL }, -1, 5000, &help, NULL);
-	out->features = features_from_help(help);
+	if (run_capture((char *[]){ (char *)bwrap, "--help", NULL }, -1, 5000, &r) == 0) {
+		help = r.out; /* taken */
+		r.out = NULL;
+		spawn_result_free(&r);
+	}
+	out->features = features_from_help(help != NULL ? help : "");
 	if (!(out->features & SANDBOX_F_UNSHARE_USER) && out->version != NULL)
 		out->features = features_from_version(out->version);
 	if (check_features(out->features, &err) < 0) {
@@ -509,15 +403,16 @@ probe_run(const char *bwrap, struct sandbox_probe *out)
 		out->fix = xstrdup("a kernel and libseccomp with seccomp filter support are needed");
 		goto out;
 	}
-	st = run_capture(av.v, fd, 10000, NULL, &errt);
+	rc = run_capture(av.v, fd, 10000, &r);
 	close(fd);
-	if (st >= 0 && WIFEXITED(st) && WEXITSTATUS(st) == 0) {
+	errt = rc == 0 ? r.err : NULL;
+	if (rc == 0 && r.status == 0 && !r.signaled) {
 		out->available = true;
-	} else if (st < 0) {
-		out->reason = xasprintf("cannot run %s: %s", bwrap, strerror(errno));
+	} else if (rc < 0) {
+		out->reason = xasprintf("cannot run %s: %s", bwrap, strerror(-rc));
 		out->fix = xstrdup("sudo apt-get install bubblewrap");
-	} else if (WIFSIGNALED(st) && *errt == '\0') {
-		out->reason = xasprintf("bwrap was killed by signal %d (timed out?)", WTERMSIG(st));
+	} else if (r.signaled && *errt == '\0') {
+		out->reason = xasprintf("bwrap was killed by signal %d (timed out?)", r.status - 128);
 		out->fix = xstrdup("run `bwrap --unshare-user --ro-bind /usr /usr /usr/bin/true` "
 				   "by hand to see why");
 	} else {
@@ -525,9 +420,8 @@ probe_run(const char *bwrap, struct sandbox_probe *out)
 	}
 out:
 	strv_clear(&av);
-	free(vout);
+	spawn_result_free(&r);
 	free(help);
-	free(errt);
 	free(err);
 }
 

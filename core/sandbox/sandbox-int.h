@@ -72,9 +72,4 @@ void push_isolation(struct strv *av, unsigned features, bool net);
 int push_system(struct strv *av, const char *resolv_dir, char **err);
 int check_features(unsigned features, char **err);
 
-/* exec.c: the child's side of a fork, async-signal-safe. */
-void close_from(int lowfd, int maxfd, bool on_exec);
-int max_fd(void);
-void reset_signals(void);
-
 #endif
