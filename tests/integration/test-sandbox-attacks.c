@@ -52,6 +52,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
+#include <glob.h>
 #include <jansson.h>
 #include <sched.h>
 #include <signal.h>
@@ -284,19 +285,30 @@ results_in(const char *dir, const char *harness, long id, char **where)
 	for (;;) {
 		char *text = slurp(path);
 		if (text == NULL) {
-			/* in a worktree of the project: its name is not ours to
-			 * know.  Only there: another project's session leaves a
-			 * file of the same name in its own directory (the control
-			 * of the terminal test read the attack's, about one run
-			 * in three, when its own was not written yet). */
-			char *p = find_named(te.root, name);
-			if (p != NULL && strncmp(p, dir, strlen(dir)) != 0 &&
-			    strstr(p, "/hqt/worktrees/") != NULL) {
-				text = slurp(p);
-				free(path);
-				path = p;
-			} else
-				free(p);
+			/* In session id's own worktree (hqt's default place,
+			 * $XDG_DATA_HOME/hqt/worktrees/<project>/<id>[-nick]),
+			 * and only there: another session leaves a file of the
+			 * same name in its own directory (the unsandboxed controls
+			 * read the attack's, about one run in three, when theirs
+			 * was not written yet; a session could read another's). */
+			char *pat[2] = {
+				fmt("%s/hqt/worktrees/*/%ld", data, id),
+				fmt("%s/hqt/worktrees/*/%ld-*", data, id),
+			};
+			for (int k = 0; k < 2 && text == NULL; k++) {
+				glob_t g;
+				if (glob(pat[k], 0, NULL, &g) == 0 && g.gl_pathc == 1) {
+					char *p = find_named(g.gl_pathv[0], name);
+					if (p != NULL) {
+						text = slurp(p);
+						free(path);
+						path = p;
+					}
+				}
+				globfree(&g);
+			}
+			for (int k = 0; k < 2; k++)
+				free(pat[k]);
 		}
 		if (text != NULL && (strstr(text, "\nDONE\n") != NULL || strncmp(text, "DONE\n", 5) == 0)) {
 			if (where != NULL)
