@@ -75,12 +75,13 @@ shrink(json_t *v, int depth)
 		return a;
 	}
 	case JSON_OBJECT: {
-		json_t *o = json_object(), *x;
+		json_t *o, *x;
 		const char *k;
 		size_t n = 0;
 
 		if (depth > 0)
 			return NULL;
+		o = json_object();
 		json_object_foreach(v, k, x) {
 			json_t *y;
 
