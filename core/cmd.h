@@ -37,7 +37,7 @@ struct cmd_entry {
 	const char *help;       /* the rest of hqt CMD --help, may be NULL */
 	/* argv[0] is the command name; returns an exit code. */
 	int (*exec)(struct cmd_ctx *ctx, int argc, char **argv);
-	bool hidden;            /* not listed by hqt --help (exec-session) */
+	bool hidden;            /* not listed by hqt --help (complete) */
 };
 
 extern const struct cmd_entry *const cmd_table[];

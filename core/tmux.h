@@ -135,9 +135,9 @@ struct tmux_window {
  * any -e PATH (so the client is run with env's PATH when env has one; else
  * the window gets ours).  Anything not passed in env is there by accident.
  * env ("NAME=VALUE") is set with -e, and TMUX_WINDOW_ENV=NAME,NAME,... is
- * added, listing exactly those names; the process in the window (hqt
- * exec-session) keeps only those and TERM (tmux_window_env) and drops the
- * rest.  So pass HOME, PATH, USER, LANG, ... explicitly.  The whole command
+ * added, listing exactly those names; a process in the window that wants
+ * only those keeps them and TERM (tmux_window_env) and drops the rest (a
+ * session's hqt-launch instead runs with the environment of its plan).  So pass HOME, PATH, USER, LANG, ... explicitly.  The whole command
  * line must fit TMUX_ARGV_MAX.
  */
 int tmux_new_window(const struct tmux *t, const char *name, const char *cwd,

@@ -2,7 +2,7 @@
  * runs each attack by calling sandbox_exec itself; here the same attacks run
  * in REAL sandboxed sessions started through the CLI (`hqt new P H --sandbox
  * [--fs ro] [--net off]`) on a private tmux server, so the whole path is
- * covered: the row, the window, the launcher (`hqt exec-session`), its
+ * covered: the row, the window, the launcher (`hqt-launch`), its
  * environment file, and bwrap in a tmux pane.
  *
  * The harness is a generic [harness.NAME] whose command is the attack probe
