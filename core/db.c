@@ -1598,6 +1598,25 @@ db_session_list(struct db *db, long long project_id,
 	return 0;
 }
 
+/* Step st, an UPDATE or DELETE of session id, and finalize it: 0, or -1
+ * with *err ("no session N" when no row matched). */
+static int
+step_change(struct db *db, sqlite3_stmt *st, long long id, char **err, const char *what)
+{
+	int ret = -1;
+
+	if (step(db, st, true, err, what) != SQLITE_DONE)
+		goto out;
+	if (sqlite3_changes(db->h) == 0) {
+		fail(err, "no session %lld", id);
+		goto out;
+	}
+	ret = 0;
+out:
+	sqlite3_finalize(st);
+	return ret;
+}
+
 /* UPDATE or DELETE one session by id: `kind` 't' binds text then the id,
  * 'i' num then the id, 0 the id alone.  "no session N" when no row matched. */
 static int
@@ -1618,15 +1637,11 @@ change_session(struct db *db, long long id, const char *sql, char kind,
 		r = bind(db, st, err, what, "ii", num, id);
 	else
 		r = bind(db, st, err, what, "i", id);
-	if (r < 0 || step(db, st, true, err, what) != SQLITE_DONE)
-		goto end;
-	if (sqlite3_changes(db->h) == 0) {
-		fail(err, "no session %lld", id);
-		goto end;
-	}
-	ret = 0;
+	if (r < 0)
+		sqlite3_finalize(st);
+	else
+		ret = step_change(db, st, id, err, what);
 end:
-	sqlite3_finalize(st);
 	ret = unit_end(db, ret, err, what);
 out:
 	free(what);
@@ -1686,17 +1701,10 @@ db_session_change(struct db *db, long long id, const struct db_session_change *c
 		rc = sqlite3_bind_int64(st, n, id);
 	if (rc != SQLITE_OK) {
 		sqlfail(db, rc, err, what);
-		goto end;
-	}
-	if (step(db, st, true, err, what) != SQLITE_DONE)
-		goto end;
-	if (sqlite3_changes(db->h) == 0) {
-		fail(err, "no session %lld", id);
-		goto end;
-	}
-	ret = 0;
+		sqlite3_finalize(st);
+	} else
+		ret = step_change(db, st, id, err, what);
 end:
-	sqlite3_finalize(st);
 	ret = unit_end(db, ret, err, what);
 out:
 	free(what);
