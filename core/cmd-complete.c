@@ -7,19 +7,20 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int cmd_complete_exec(struct cmd_ctx *ctx, int argc, char **argv);
+static int cmd_complete_exec(struct hqt_app *app, int argc, char **argv);
 
 const struct cmd_entry cmd_complete_entry = {
 	.name = "complete",
 	.usage = "complete commands|sessions|projects|harnesses",
 	.summary = "(internal) names for shell completion, one per line",
 	.exec = cmd_complete_exec,
+	/* The registry or the database, by what is completed (its operand). */
 	.hidden = true,
 };
 
 /* Completion must never print errors into the user's command line. */
 static int
-cmd_complete_exec(struct cmd_ctx *ctx, int argc, char **argv)
+cmd_complete_exec(struct hqt_app *app, int argc, char **argv)
 {
 	char *err = NULL;
 
@@ -33,18 +34,18 @@ cmd_complete_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	}
 	if (strcmp(argv[1], "harnesses") == 0) {
 		freopen("/dev/null", "w", stderr);
-		if (cmd_registry(ctx) != 0)
+		if (cmd_registry(app) != 0)
 			return EXIT_FAIL;
-		for (size_t i = 0; i < ctx->reg.nharnesses; i++)
-			printf("%s\n", ctx->reg.harnesses[i].name);
+		for (size_t i = 0; i < app->reg.nharnesses; i++)
+			printf("%s\n", app->reg.harnesses[i].name);
 		return EXIT_OK;
 	}
 	freopen("/dev/null", "w", stderr);
-	if (cmd_db(ctx) != 0)
+	if (cmd_db(app) != 0)
 		return EXIT_FAIL;
 	if (strcmp(argv[1], "projects") == 0) {
 		struct db_project_list *l = NULL;
-		if (db_project_list(ctx->db, &l, &err) != 0) {
+		if (db_project_list(app->db, &l, &err) != 0) {
 			free(err);
 			return EXIT_FAIL;
 		}
@@ -55,7 +56,7 @@ cmd_complete_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	}
 	if (strcmp(argv[1], "sessions") == 0) {
 		struct db_session_list *l = NULL;
-		if (db_session_list(ctx->db, 0, &l, &err) != 0) {
+		if (db_session_list(app->db, 0, &l, &err) != 0) {
 			free(err);
 			return EXIT_FAIL;
 		}

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int cmd_consent_exec(struct cmd_ctx *ctx, int argc, char **argv);
+static int cmd_consent_exec(struct hqt_app *app, int argc, char **argv);
 
 const struct cmd_entry cmd_consent_entry = {
 	.name = "consent",
@@ -22,7 +22,7 @@ const struct cmd_entry cmd_consent_entry = {
 };
 
 static int
-cmd_consent_exec(struct cmd_ctx *ctx, int argc, char **argv)
+cmd_consent_exec(struct hqt_app *app, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "revoke", no_argument, NULL, 'r' },
@@ -33,7 +33,7 @@ cmd_consent_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	char *err = NULL;
 	int c;
 
-	(void)ctx;
+	(void)app;
 	optind = 0;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {

@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-static int cmd_doctor_exec(struct cmd_ctx *ctx, int argc, char **argv);
+static int cmd_doctor_exec(struct hqt_app *app, int argc, char **argv);
 
 const struct cmd_entry cmd_doctor_entry = {
 	.name = "doctor",
@@ -28,6 +28,9 @@ const struct cmd_entry cmd_doctor_entry = {
 		"Options:\n"
 		"  --json   {\"ok\": bool, \"checks\": [{\"name\", \"ok\", \"detail\", \"fix\"}]}\n",
 	.exec = cmd_doctor_exec,
+	/* The rest (tmux, the plugins) is loaded by the checks themselves:
+	 * what fails there is reported, not fatal. */
+	.needs = CMD_CONFIG,
 };
 
 struct check {
@@ -53,7 +56,7 @@ add(struct report *r, const char *name, bool ok, bool fatal, char *detail, char 
 
 /* tmux_version also enforces the oldest tmux hqt works with. */
 static void
-check_tmux(struct report *r, struct cmd_ctx *ctx)
+check_tmux(struct report *r, struct hqt_app *app)
 {
 	char *path = find_in_path("tmux", NULL), *text = NULL, *err = NULL;
 
@@ -62,7 +65,7 @@ check_tmux(struct report *r, struct cmd_ctx *ctx)
 		    xstrdup("install it: sudo apt-get install tmux"));
 		return;
 	}
-	if (cmd_tmux(ctx) != 0 || tmux_version(&ctx->tmux, NULL, NULL, &text, &err) != 0) {
+	if (cmd_tmux(app) != 0 || tmux_version(&app->tmux, NULL, NULL, &text, &err) != 0) {
 		add(r, "tmux", false, true, xasprintf("%s: %s", path, err ? err : "unusable"),
 		    xasprintf("install tmux %d.%d or newer: sudo apt-get install tmux",
 			      TMUX_MIN_MAJOR, TMUX_MIN_MINOR));
@@ -153,14 +156,14 @@ check_db(struct report *r, const char *path)
  * user hears of it here rather than from their first `hqt new --sandbox`.
  */
 static void
-check_sandbox_plan(struct report *r, struct cmd_ctx *ctx, const struct harness *h)
+check_sandbox_plan(struct report *r, struct hqt_app *app, const struct harness *h)
 {
 	char tmpl[] = "/tmp/hqt-doctor-XXXXXX", *err = NULL;
 	struct strv argv = STRV_INIT;
 
 	if (mkdtemp(tmpl) == NULL)
 		return;
-	if (session_stand_in_argv(ctx, h, tmpl, true, &argv, &err) != 0) {
+	if (session_stand_in_argv(app, h, tmpl, true, &argv, &err) != 0) {
 		char *name = xasprintf("sandbox %s", h->name);
 		add(r, name, false, false, xasprintf("sandboxed sessions will not start: %s", err),
 		    xstrdup("what the reason says; docs/sandbox.md explains each case"));
@@ -255,14 +258,14 @@ check_version(struct report *r, const struct harness *h, const char *path)
 }
 
 static void
-check_plugins(struct report *r, struct cmd_ctx *ctx, bool sandbox)
+check_plugins(struct report *r, struct hqt_app *app, bool sandbox)
 {
-	struct registry *reg = &ctx->reg;
+	struct registry *reg = &app->reg;
 	char *err = NULL;
 
-	if (access(ctx->cfg.plugin_dir, R_OK | X_OK) != 0)
+	if (access(app->cfg.plugin_dir, R_OK | X_OK) != 0)
 		add(r, "plugins", false, true,
-		    xasprintf("plugin directory '%s': %s", ctx->cfg.plugin_dir, strerror(errno)),
+		    xasprintf("plugin directory '%s': %s", app->cfg.plugin_dir, strerror(errno)),
 		    xstrdup("set --plugin-dir, $HQT_PLUGIN_DIR or [hqt] plugin_dir to the directory "
 			    "holding claude.so, codex.so, ..."));
 	for (size_t i = 0; i < reg->nplugins; i++) {
@@ -277,7 +280,7 @@ check_plugins(struct report *r, struct cmd_ctx *ctx, bool sandbox)
 		    xasprintf("rebuild or remove %s", reg->refused[i].file));
 	for (size_t i = 0; i < reg->warnings.n; i++)
 		add(r, "config", false, false, xstrdup(reg->warnings.v[i]),
-		    xasprintf("edit %s", ctx->cfg.path ? ctx->cfg.path : "hqt.ini"));
+		    xasprintf("edit %s", app->cfg.path ? app->cfg.path : "hqt.ini"));
 	if (reg->nharnesses == 0)
 		add(r, "harnesses", false, true, xstrdup("no harness plugin loaded"),
 		    xstrdup("check [plugins] load and the plugin directory"));
@@ -289,7 +292,7 @@ check_plugins(struct report *r, struct cmd_ctx *ctx, bool sandbox)
 
 		/* The very command a session would run, from the plan of a new
 		 * session (in "/": any directory will do). */
-		if (session_stand_in_argv(ctx, h, "/", false, &argv, &err) != 0) {
+		if (session_stand_in_argv(app, h, "/", false, &argv, &err) != 0) {
 			add(r, name, false, false, xstrdup(err), xasprintf("check [harness.%s]", h->name));
 			free(err);
 			err = NULL;
@@ -305,12 +308,12 @@ check_plugins(struct report *r, struct cmd_ctx *ctx, bool sandbox)
 		free(name);
 		/* A harness that is not there cannot be sandboxed either; said once. */
 		if (sandbox && found)
-			check_sandbox_plan(r, ctx, h);
+			check_sandbox_plan(r, app, h);
 	}
 }
 
 static int
-cmd_doctor_exec(struct cmd_ctx *ctx, int argc, char **argv)
+cmd_doctor_exec(struct hqt_app *app, int argc, char **argv)
 {
 	struct report r = { NULL, 0 };
 	bool json = false, ok = true;
@@ -318,16 +321,16 @@ cmd_doctor_exec(struct cmd_ctx *ctx, int argc, char **argv)
 
 	if ((c = cmd_json_args(&cmd_doctor_entry, argc, argv, 0, &json, &rc)) < 0)
 		return rc;
-	if (cmd_config(ctx) != 0)
+	if (cmd_prepare(app, &cmd_doctor_entry, NULL, 0, NULL) != 0)
 		return EXIT_FAIL;
 	add(&r, "config", true, true,
-	    ctx->cfg.path ? xasprintf("using %s", ctx->cfg.path)
+	    app->cfg.path ? xasprintf("using %s", app->cfg.path)
 			  : xstrdup("no hqt.ini found; using built-in defaults"), NULL);
-	check_tmux(&r, ctx);
+	check_tmux(&r, app);
 	bool sandbox = check_bwrap(&r);
-	check_db(&r, ctx->cfg.db_path);
-	cmd_registry(ctx);
-	check_plugins(&r, ctx, sandbox);
+	check_db(&r, app->cfg.db_path);
+	cmd_registry(app);
+	check_plugins(&r, app, sandbox);
 
 	for (size_t i = 0; i < r.n; i++)
 		if (!r.v[i].ok && r.v[i].fatal)

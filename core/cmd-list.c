@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int cmd_list_exec(struct cmd_ctx *ctx, int argc, char **argv);
+static int cmd_list_exec(struct hqt_app *app, int argc, char **argv);
 
 const struct cmd_entry cmd_list_entry = {
 	.name = "list",
@@ -25,6 +25,7 @@ const struct cmd_entry cmd_list_entry = {
 		"Status: working, waiting (needs you), exited (window kept), gone (no window;\n"
 		"hqt resume brings it back).\n",
 	.exec = cmd_list_exec,
+	.needs = CMD_DB,
 };
 
 static const char *
@@ -40,7 +41,7 @@ sandbox_text(const struct db_session *s, char *buf, size_t len)
 }
 
 static int
-cmd_list_exec(struct cmd_ctx *ctx, int argc, char **argv)
+cmd_list_exec(struct hqt_app *app, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "project", required_argument, NULL, 'p' },
@@ -85,16 +86,16 @@ cmd_list_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	}
 	if (optind < argc)
 		return cmd_usage_error(&cmd_list_entry, "unexpected argument '%s'", argv[optind]);
-	if (cmd_db(ctx) != 0)
+	if (cmd_prepare(app, &cmd_list_entry, NULL, 0, NULL) != 0)
 		return EXIT_FAIL;
 	if (only_project != NULL) {
-		if (project_find(ctx->db, only_project, &proj, &err) != 0) {
+		if (project_find(app->db, only_project, &proj, &err) != 0) {
 			cmd_error("%s", err);
 			free(err);
 			return EXIT_FAIL;
 		}
 	}
-	if (session_list_status(ctx, &l, &st, &err) != 0) {
+	if (session_list_status(app, &l, &st, &err) != 0) {
 		cmd_error("%s", err);
 		free(err);
 		db_project_free(proj);

@@ -14,8 +14,8 @@
 #include <string.h>
 #include <unistd.h>
 
-static int cmd_new_exec(struct cmd_ctx *ctx, int argc, char **argv);
-static int new_session(struct cmd_ctx *ctx, const struct session_request *r, bool dry,
+static int cmd_new_exec(struct hqt_app *app, int argc, char **argv);
+static int new_session(struct hqt_app *app, const struct session_request *r, bool dry,
 		       bool attach);
 
 const struct cmd_entry cmd_new_entry = {
@@ -46,6 +46,7 @@ const struct cmd_entry cmd_new_entry = {
 		"its own, its git read-only; you review and commit its changes outside).\n"
 		"Sandboxed sessions run with the harness's permission prompts skipped.\n",
 	.exec = cmd_new_exec,
+	.needs = CMD_DB,
 };
 
 /* A project name made of the directory's name: what project_name_valid
@@ -86,7 +87,7 @@ name_for(struct db *db, const char *path)
  * error.  Caller frees.
  */
 static char *
-here_project(struct cmd_ctx *ctx, bool dry)
+here_project(struct hqt_app *app, bool dry)
 {
 	struct db_project_list *l = NULL;
 	char cwd[PATH_MAX], *abs = NULL, *name = NULL, *err = NULL;
@@ -96,7 +97,7 @@ here_project(struct cmd_ctx *ctx, bool dry)
 		cmd_error("cannot tell the current directory: %s", strerror(errno));
 		return NULL;
 	}
-	if (db_project_list(ctx->db, &l, &err) != 0)
+	if (db_project_list(app->db, &l, &err) != 0)
 		goto fail;
 	for (size_t i = 0; i < l->n && name == NULL; i++)
 		if (strcmp(l->v[i].path, abs) == 0)
@@ -110,10 +111,10 @@ here_project(struct cmd_ctx *ctx, bool dry)
 		err = xasprintf("no project is %s yet; hqt new . without --dry-run registers it", abs);
 		goto fail;
 	}
-	name = name_for(ctx->db, abs);
+	name = name_for(app->db, abs);
 	char *checked = NULL;
 	if (project_check(name, abs, &checked, &err) != 0 ||
-	    db_project_add(ctx->db, name, checked, &id, &err) != 0) {
+	    db_project_add(app->db, name, checked, &id, &err) != 0) {
 		free(checked);
 		free(name);
 		name = NULL;
@@ -132,7 +133,7 @@ fail:
 }
 
 static int
-cmd_new_exec(struct cmd_ctx *ctx, int argc, char **argv)
+cmd_new_exec(struct hqt_app *app, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "nickname", required_argument, NULL, 'n' },
@@ -196,16 +197,15 @@ cmd_new_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		return cmd_usage_error(&cmd_new_entry, "--fs and --net need a sandbox");
 	if (dry && attach)
 		return cmd_usage_error(&cmd_new_entry, "--attach and --dry-run do not go together");
-	/* The database first: cmd_db prints why it cannot be opened, and
-	 * session_create would only add a second, vaguer line. */
-	if (cmd_config(ctx) != 0 || cmd_db(ctx) != 0)
+	/* The database first: `new .` looks its project up there. */
+	if (cmd_prepare(app, &cmd_new_entry, NULL, 0, NULL) != 0)
 		return EXIT_FAIL;
 	if (strcmp(r.project, ".") == 0) {
-		if ((here = here_project(ctx, dry)) == NULL)
+		if ((here = here_project(app, dry)) == NULL)
 			return EXIT_FAIL;
 		r.project = here;
 	}
-	rc = new_session(ctx, &r, dry, attach);
+	rc = new_session(app, &r, dry, attach);
 	free(here);
 	return rc;
 }
@@ -237,7 +237,7 @@ ask_consent(void)
 }
 
 static int
-new_session(struct cmd_ctx *ctx, const struct session_request *rq, bool dry, bool attach)
+new_session(struct hqt_app *app, const struct session_request *rq, bool dry, bool attach)
 {
 	struct session_request r = *rq;
 	char *err = NULL;
@@ -246,7 +246,7 @@ new_session(struct cmd_ctx *ctx, const struct session_request *rq, bool dry, boo
 
 	if (dry) {
 		struct strv out = STRV_INIT;
-		if (session_dry_run(ctx, &r, &out, &err) != 0) {
+		if (session_dry_run(app, &r, &out, &err) != 0) {
 			cmd_error("%s", err);
 			free(err);
 			return EXIT_FAIL;
@@ -257,10 +257,10 @@ new_session(struct cmd_ctx *ctx, const struct session_request *rq, bool dry, boo
 		strv_clear(&out);
 		return EXIT_OK;
 	}
-	if ((r.sandbox > 0 || (r.sandbox < 0 && ctx->cfg.sandbox.enabled)) && !consent_given() &&
+	if ((r.sandbox > 0 || (r.sandbox < 0 && app->cfg.sandbox.enabled)) && !consent_given() &&
 	    ask_consent() != 0)
 		return EXIT_FAIL;
-	rc = session_create(ctx, &r, &id, &err);
+	rc = session_create(app, &r, &id, &err);
 	if (id > 0)
 		printf("%lld\n", id);
 	if (rc != 0) {
@@ -274,7 +274,7 @@ new_session(struct cmd_ctx *ctx, const struct session_request *rq, bool dry, boo
 	if (attach) {
 		char name[32];
 		session_window_name(id, name, sizeof name);
-		return cmd_attach(ctx, name);
+		return cmd_attach(app, name);
 	}
 	return EXIT_OK;
 }

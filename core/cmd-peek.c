@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int cmd_peek_exec(struct cmd_ctx *ctx, int argc, char **argv);
+static int cmd_peek_exec(struct hqt_app *app, int argc, char **argv);
 
 #define PEEK_LINES_MAX 100000
 
@@ -26,10 +26,12 @@ const struct cmd_entry cmd_peek_entry = {
 		"Trailing blank lines are dropped; colours are not kept.  An exited session\n"
 		"shows the screen its harness left.\n",
 	.exec = cmd_peek_exec,
+	.needs = CMD_TMUX,
+	.target = CMD_TARGET_SESSION,
 };
 
 static int
-cmd_peek_exec(struct cmd_ctx *ctx, int argc, char **argv)
+cmd_peek_exec(struct hqt_app *app, int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{ "lines", required_argument, NULL, 'n' },
@@ -38,6 +40,7 @@ cmd_peek_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	struct strv lines = STRV_INIT;
+	struct cmd_sessions target;
 	struct db_session *s = NULL;
 	bool json = false;
 	long n = 0;
@@ -62,14 +65,11 @@ cmd_peek_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	}
 	if (argc - optind != 1)
 		return cmd_usage_error(&cmd_peek_entry, "peek needs one SESSION (a number or a nickname)");
-	if (cmd_db(ctx) != 0)
+	if (cmd_prepare(app, &cmd_peek_entry, argv + optind, 1, &target) != 0)
 		return EXIT_FAIL;
-	if (db_session_find(ctx->db, argv[optind], &s, &err) != 0) {
-		cmd_error("%s", err);
-		free(err);
-		return EXIT_FAIL;
-	}
-	rc = session_peek(ctx, s, (unsigned)n, &lines, &err);
+	s = target.v[0];
+	free(target.v);
+	rc = session_peek(app, s, (unsigned)n, &lines, &err);
 	if (rc != 0) {
 		if (rc > 0)
 			cmd_error("session %lld has no window; bring it back with: hqt resume %lld",

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int cmd_plugins_exec(struct cmd_ctx *ctx, int argc, char **argv);
+static int cmd_plugins_exec(struct hqt_app *app, int argc, char **argv);
 
 const struct cmd_entry cmd_plugins_entry = {
 	.name = "plugins",
@@ -17,6 +17,7 @@ const struct cmd_entry cmd_plugins_entry = {
 	.help = "Options:\n"
 		"  --json   one JSON document: {\"loaded\": [...], \"refused\": [...]}\n",
 	.exec = cmd_plugins_exec,
+	.needs = CMD_REGISTRY,
 };
 
 static json_t *
@@ -158,17 +159,17 @@ print_text(const struct registry *reg, const char *dir)
 }
 
 static int
-cmd_plugins_exec(struct cmd_ctx *ctx, int argc, char **argv)
+cmd_plugins_exec(struct hqt_app *app, int argc, char **argv)
 {
 	bool json = false;
 	int c, rc;
 
 	if ((c = cmd_json_args(&cmd_plugins_entry, argc, argv, 0, &json, &rc)) < 0)
 		return rc;
-	if (cmd_registry(ctx) != 0)
+	if (cmd_prepare(app, &cmd_plugins_entry, NULL, 0, NULL) != 0)
 		return EXIT_FAIL;
 	if (json)
-		return print_json(&ctx->reg);
-	print_text(&ctx->reg, ctx->cfg.plugin_dir);
+		return print_json(&app->reg);
+	print_text(&app->reg, app->cfg.plugin_dir);
 	return EXIT_OK;
 }

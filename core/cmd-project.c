@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int cmd_project_exec(struct cmd_ctx *ctx, int argc, char **argv);
+static int cmd_project_exec(struct hqt_app *app, int argc, char **argv);
 
 const struct cmd_entry cmd_project_entry = {
 	.name = "project",
@@ -23,10 +23,11 @@ const struct cmd_entry cmd_project_entry = {
 		"  rm [--force] NAME forget a project; refused while it has sessions unless\n"
 		"                    --force, which also kills and forgets its sessions\n",
 	.exec = cmd_project_exec,
+	.needs = CMD_DB,
 };
 
 static int
-project_add(struct cmd_ctx *ctx, int argc, char **argv)
+project_add(struct hqt_app *app, int argc, char **argv)
 {
 	char *real = NULL, *err = NULL;
 	int rc;
@@ -38,11 +39,11 @@ project_add(struct cmd_ctx *ctx, int argc, char **argv)
 		free(err);
 		return rc == PROJECT_BAD_NAME ? EXIT_USAGE : EXIT_FAIL;
 	}
-	if (cmd_db(ctx) != 0) {
+	if (cmd_prepare(app, &cmd_project_entry, NULL, 0, NULL) != 0) {
 		free(real);
 		return EXIT_FAIL;
 	}
-	rc = db_project_add(ctx->db, argv[1], real, NULL, &err);
+	rc = db_project_add(app->db, argv[1], real, NULL, &err);
 	free(real);
 	if (rc != 0) {
 		cmd_error("%s", err);
@@ -53,7 +54,7 @@ project_add(struct cmd_ctx *ctx, int argc, char **argv)
 }
 
 static int
-project_list(struct cmd_ctx *ctx, int argc, char **argv)
+project_list(struct hqt_app *app, int argc, char **argv)
 {
 	struct db_project_list *l = NULL;
 	char *err = NULL;
@@ -61,9 +62,9 @@ project_list(struct cmd_ctx *ctx, int argc, char **argv)
 
 	if (argc > 2 || (argc == 2 && !json))
 		return cmd_usage_error(&cmd_project_entry, "unexpected argument '%s'", argv[1]);
-	if (cmd_db(ctx) != 0)
+	if (cmd_prepare(app, &cmd_project_entry, NULL, 0, NULL) != 0)
 		return EXIT_FAIL;
-	if (db_project_list(ctx->db, &l, &err) != 0) {
+	if (db_project_list(app->db, &l, &err) != 0) {
 		cmd_error("%s", err);
 		free(err);
 		return EXIT_FAIL;
@@ -93,7 +94,7 @@ project_list(struct cmd_ctx *ctx, int argc, char **argv)
 }
 
 static int
-project_rm(struct cmd_ctx *ctx, int argc, char **argv)
+project_rm(struct hqt_app *app, int argc, char **argv)
 {
 	bool force = false;
 	const char *name = NULL;
@@ -109,14 +110,14 @@ project_rm(struct cmd_ctx *ctx, int argc, char **argv)
 	}
 	if (name == NULL)
 		return cmd_usage_error(&cmd_project_entry, "project rm needs NAME");
-	if (cmd_db(ctx) != 0)
+	if (cmd_prepare(app, &cmd_project_entry, NULL, 0, NULL) != 0)
 		return EXIT_FAIL;
-	if (force && session_kill_project(ctx, name, &err) != 0) {
+	if (force && session_kill_project(app, name, &err) != 0) {
 		cmd_error("%s", err);
 		free(err);
 		return EXIT_FAIL;
 	}
-	if (db_project_rm(ctx->db, name, force, &err) != 0) {
+	if (db_project_rm(app->db, name, force, &err) != 0) {
 		cmd_error("%s", err);
 		free(err);
 		return EXIT_FAIL;
@@ -125,17 +126,17 @@ project_rm(struct cmd_ctx *ctx, int argc, char **argv)
 }
 
 static int
-cmd_project_exec(struct cmd_ctx *ctx, int argc, char **argv)
+cmd_project_exec(struct hqt_app *app, int argc, char **argv)
 {
 	if (argc < 2)
 		return cmd_usage_error(&cmd_project_entry, "project needs add, list or rm");
 	if (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)
 		return cmd_print_help(&cmd_project_entry);
 	if (strcmp(argv[1], "add") == 0)
-		return project_add(ctx, argc - 1, argv + 1);
+		return project_add(app, argc - 1, argv + 1);
 	if (strcmp(argv[1], "list") == 0 || strcmp(argv[1], "ls") == 0)
-		return project_list(ctx, argc - 1, argv + 1);
+		return project_list(app, argc - 1, argv + 1);
 	if (strcmp(argv[1], "rm") == 0)
-		return project_rm(ctx, argc - 1, argv + 1);
+		return project_rm(app, argc - 1, argv + 1);
 	return cmd_usage_error(&cmd_project_entry, "unknown project command '%s'", argv[1]);
 }

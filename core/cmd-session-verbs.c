@@ -11,16 +11,18 @@
 #include <time.h>
 #include <unistd.h>
 
-static int attach_exec(struct cmd_ctx *ctx, int argc, char **argv);
-static int resume_exec(struct cmd_ctx *ctx, int argc, char **argv);
-static int kill_exec(struct cmd_ctx *ctx, int argc, char **argv);
-static int rm_exec(struct cmd_ctx *ctx, int argc, char **argv);
+static int attach_exec(struct hqt_app *app, int argc, char **argv);
+static int resume_exec(struct hqt_app *app, int argc, char **argv);
+static int kill_exec(struct hqt_app *app, int argc, char **argv);
+static int rm_exec(struct hqt_app *app, int argc, char **argv);
 
 const struct cmd_entry cmd_attach_entry = {
 	.name = "attach",
 	.usage = "attach SESSION",
 	.summary = "attach to a session's window (switch to it inside tmux)",
 	.exec = attach_exec,
+	.needs = CMD_TMUX,
+	.target = CMD_TARGET_SESSION,
 };
 const struct cmd_entry cmd_resume_entry = {
 	.name = "resume",
@@ -31,6 +33,8 @@ const struct cmd_entry cmd_resume_entry = {
 		"Both re-apply the session's stored sandbox.  --all brings back every session\n"
 		"whose window is gone or exited, e.g. after a reboot or tmux kill-server.\n",
 	.exec = resume_exec,
+	.needs = CMD_DB | CMD_TMUX,
+	.target = CMD_TARGET_SESSION,
 };
 const struct cmd_entry cmd_kill_entry = {
 	.name = "kill",
@@ -40,6 +44,9 @@ const struct cmd_entry cmd_kill_entry = {
 		"then each is stopped on its own and reported (\"3 killed\"); exit 1 when any\n"
 		"failed.\n",
 	.exec = kill_exec,
+	.needs = CMD_TMUX,
+	.target = CMD_TARGET_SESSIONS,
+	.done = "killed",
 };
 const struct cmd_entry cmd_rm_entry = {
 	.name = "rm",
@@ -53,13 +60,16 @@ const struct cmd_entry cmd_rm_entry = {
 		"then each is removed on its own and reported (\"3 removed\"); exit 1 when\n"
 		"any failed.\n",
 	.exec = rm_exec,
+	.needs = CMD_TMUX,
+	.target = CMD_TARGET_SESSIONS,
+	.done = "removed",
 };
 /* The one SESSION operand of e, looked up; NULL after printing the error. */
 static struct db_session *
-one_session(struct cmd_ctx *ctx, const struct cmd_entry *e, int argc, char **argv, int *rc)
+one_session(struct hqt_app *app, const struct cmd_entry *e, int argc, char **argv, int *rc)
 {
-	struct db_session *s = NULL;
-	char *err = NULL;
+	struct cmd_sessions one;
+	struct db_session *s;
 
 	if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
 		*rc = cmd_print_help(e);
@@ -78,29 +88,26 @@ one_session(struct cmd_ctx *ctx, const struct cmd_entry *e, int argc, char **arg
 		return NULL;
 	}
 	*rc = EXIT_FAIL;
-	if (cmd_db(ctx) != 0)
+	if (cmd_prepare(app, e, argv + 1, 1, &one) != 0)
 		return NULL;
-	if (db_session_find(ctx->db, argv[1], &s, &err) != 0) {
-		cmd_error("%s", err);
-		free(err);
-		return NULL;
-	}
+	s = one.v[0];
+	free(one.v);
 	return s;
 }
 
 static int
-attach_exec(struct cmd_ctx *ctx, int argc, char **argv)
+attach_exec(struct hqt_app *app, int argc, char **argv)
 {
 	struct db_session *s;
 	char *err = NULL, name[32];
 	int rc;
 
-	if ((s = one_session(ctx, &cmd_attach_entry, argc, argv, &rc)) == NULL)
+	if ((s = one_session(app, &cmd_attach_entry, argc, argv, &rc)) == NULL)
 		return rc;
 	session_window_name(s->id, name, sizeof name);
 	struct db_session_list one = { s, 1 };
 	enum session_status st;
-	if (session_status_all(ctx, &one, &st, &err) == 0 && st == SESSION_GONE) {
+	if (session_status_all(app, &one, &st, &err) == 0 && st == SESSION_GONE) {
 		cmd_error("session %lld has no window; bring it back with: hqt resume %lld", s->id,
 			  s->id);
 		db_session_free(s);
@@ -109,37 +116,37 @@ attach_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	free(err);
 	err = NULL;
 	db_session_free(s);
-	return cmd_attach(ctx, name);
+	return cmd_attach(app, name);
 }
 
 int
-cmd_attach(struct cmd_ctx *ctx, const char *window)
+cmd_attach(struct hqt_app *app, const char *window)
 {
 	char *err = NULL;
 
-	if (cmd_tmux(ctx) != 0)
+	if (cmd_tmux(app) != 0)
 		return EXIT_FAIL;
 	/* Outside tmux the attach takes the terminal: the hqt session's status
 	 * line says how to leave, with the server's own prefix.  (Inside, the
 	 * client switches and the way back depends on where it came from.) */
 	if (getenv("TMUX") == NULL || *getenv("TMUX") == '\0') {
 		char *key = NULL, *hint;
-		if (tmux_prefix(&ctx->tmux, &key, NULL) != 0)
+		if (tmux_prefix(&app->tmux, &key, NULL) != 0)
 			key = NULL;
 		hint = xasprintf("%s d: detach", key != NULL ? key : "prefix");
-		tmux_session_hint(&ctx->tmux, hint, NULL);
+		tmux_session_hint(&app->tmux, hint, NULL);
 		free(hint);
 		free(key);
 	}
 	/* Looked at: a mark of "needs you" ends (db.h seen_at). */
-	if (strncmp(window, "hqt-", 4) == 0 && cmd_db(ctx) == 0) {
+	if (strncmp(window, "hqt-", 4) == 0 && cmd_db(app) == 0) {
 		char *ign = NULL;
-		(void)db_session_set_seen(ctx->db, strtoll(window + 4, NULL, 10), (long long)time(NULL),
+		(void)db_session_set_seen(app->db, strtoll(window + 4, NULL, 10), (long long)time(NULL),
 					 &ign);
 		free(ign);
 	}
 	fflush(stdout);
-	if (tmux_attach(&ctx->tmux, window, false, &err) != 0) {
+	if (tmux_attach(&app->tmux, window, false, &err) != 0) {
 		cmd_error("%s", err);
 		free(err);
 		return EXIT_FAIL;
@@ -148,12 +155,12 @@ cmd_attach(struct cmd_ctx *ctx, const char *window)
 }
 
 static int
-resume_one(struct cmd_ctx *ctx, struct db_session *s)
+resume_one(struct hqt_app *app, struct db_session *s)
 {
 	const char *how = NULL;
 	char *err = NULL;
 
-	if (session_resume(ctx, s, &how, &err) != 0) {
+	if (session_resume(app, s, &how, &err) != 0) {
 		cmd_error("session %lld: %s", s->id, err);
 		free(err);
 		return EXIT_FAIL;
@@ -163,7 +170,7 @@ resume_one(struct cmd_ctx *ctx, struct db_session *s)
 }
 
 static int
-resume_exec(struct cmd_ctx *ctx, int argc, char **argv)
+resume_exec(struct hqt_app *app, int argc, char **argv)
 {
 	struct db_session_list *l = NULL;
 	enum session_status *st;
@@ -172,15 +179,15 @@ resume_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	int rc = EXIT_OK;
 
 	if (argc != 2 || strcmp(argv[1], "--all") != 0) {
-		if ((s = one_session(ctx, &cmd_resume_entry, argc, argv, &rc)) == NULL)
+		if ((s = one_session(app, &cmd_resume_entry, argc, argv, &rc)) == NULL)
 			return rc;
-		rc = resume_one(ctx, s);
+		rc = resume_one(app, s);
 		db_session_free(s);
 		return rc;
 	}
-	if (cmd_db(ctx) != 0)
+	if (cmd_prepare(app, &cmd_resume_entry, NULL, 0, NULL) != 0)
 		return EXIT_FAIL;
-	if (session_list_status(ctx, &l, &st, &err) != 0) {
+	if (session_list_status(app, &l, &st, &err) != 0) {
 		cmd_error("%s", err);
 		free(err);
 		return EXIT_FAIL;
@@ -190,7 +197,7 @@ resume_exec(struct cmd_ctx *ctx, int argc, char **argv)
 		 * ones included: after a reboot the user wants them all back.
 		 * One that cannot come back does not keep the others away. */
 		if (st[i] == SESSION_GONE || st[i] == SESSION_EXITED)
-			if (resume_one(ctx, &l->v[i]) != EXIT_OK)
+			if (resume_one(app, &l->v[i]) != EXIT_OK)
 				rc = EXIT_FAIL;
 	}
 	free(st);
@@ -199,21 +206,19 @@ resume_exec(struct cmd_ctx *ctx, int argc, char **argv)
 }
 
 /*
- * kill and rm of one session or several: every name is looked up first, and
- * one that names nothing stops them all before anything is done (a typo in
- * `hqt rm 3 4 5x` must not leave 3 and 4 deleted and the user guessing).
- * Then each is acted on by itself, one failure not keeping the others from
- * being done whole; each is reported (a line on stdout, or its error).  Exit
- * 1 when any failed.
+ * kill and rm of one session or several: every name is looked up first
+ * (cmd_prepare: one that names nothing stops them all), then each is acted
+ * on by itself, one failure not keeping the others from being done whole;
+ * each is reported (a line on stdout, or its error).  Exit 1 when any
+ * failed.
  */
 static int
-act(struct cmd_ctx *ctx, const struct cmd_entry *e, int argc, char **argv, const char *done,
-    int (*fn)(struct cmd_ctx *, const struct db_session *, char **))
+act(struct hqt_app *app, const struct cmd_entry *e, int argc, char **argv,
+    int (*fn)(struct hqt_app *, const struct db_session *, char **))
 {
-	struct db_session **v;
-	size_t n = 0;
+	struct cmd_sessions v;
 	char *err = NULL;
-	int first = 1, rc = EXIT_OK;
+	int first = 1;
 	bool failed = false;
 
 	if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0))
@@ -226,59 +231,37 @@ act(struct cmd_ctx *ctx, const struct cmd_entry *e, int argc, char **argv, const
 				return cmd_usage_error(e, "unknown option '%s'", argv[i]);
 	if (argc - first < 1)
 		return cmd_usage_error(e, "%s needs a SESSION (a number or a nickname)", e->name);
-	if (cmd_db(ctx) != 0)
+	if (cmd_prepare(app, e, argv + first, argc - first, &v) != 0)
 		return EXIT_FAIL;
-	v = xcalloc((size_t)argc, sizeof *v);
-	for (int i = first; i < argc; i++) {
-		struct db_session *s = NULL;
-		bool dup = false;
-		if (db_session_find(ctx->db, argv[i], &s, &err) != 0) {
-			cmd_error("%s", err);
-			free(err);
-			err = NULL;
-			rc = EXIT_FAIL;
-			continue;
-		}
-		for (size_t k = 0; k < n; k++)
-			dup = dup || v[k]->id == s->id;
-		if (dup)
-			db_session_free(s);
-		else
-			v[n++] = s;
-	}
-	if (rc != EXIT_OK && argc - first > 1)
-		cmd_error("nothing %s: name only sessions that exist", done);
-	for (size_t k = 0; rc == EXIT_OK && k < n; k++) {
-		if (fn(ctx, v[k], &err) != 0) {
-			cmd_error("session %lld: %s", v[k]->id, err);
+	for (size_t k = 0; k < v.n; k++) {
+		if (fn(app, v.v[k], &err) != 0) {
+			cmd_error("session %lld: %s", v.v[k]->id, err);
 			free(err);
 			err = NULL;
 			failed = true;
 		} else if (argc - first > 1)
-			printf("%lld %s\n", v[k]->id, done);
+			printf("%lld %s\n", v.v[k]->id, e->done);
 	}
-	for (size_t k = 0; k < n; k++)
-		db_session_free(v[k]);
-	free(v);
-	return failed ? EXIT_FAIL : rc;
+	cmd_sessions_free(&v);
+	return failed ? EXIT_FAIL : EXIT_OK;
 }
 
 static int
-kill_exec(struct cmd_ctx *ctx, int argc, char **argv)
+kill_exec(struct hqt_app *app, int argc, char **argv)
 {
-	return act(ctx, &cmd_kill_entry, argc, argv, "killed", session_kill);
+	return act(app, &cmd_kill_entry, argc, argv, session_kill);
 }
 
 static bool rm_force;
 
 static int
-rm_one(struct cmd_ctx *ctx, const struct db_session *s, char **err)
+rm_one(struct hqt_app *app, const struct db_session *s, char **err)
 {
-	return session_remove(ctx, s, rm_force, err);
+	return session_remove(app, s, rm_force, err);
 }
 
 static int
-rm_exec(struct cmd_ctx *ctx, int argc, char **argv)
+rm_exec(struct hqt_app *app, int argc, char **argv)
 {
 	int n = 0;
 
@@ -291,5 +274,5 @@ rm_exec(struct cmd_ctx *ctx, int argc, char **argv)
 			argv[n++] = argv[i];
 	}
 	argv[n] = NULL;
-	return act(ctx, &cmd_rm_entry, n, argv, "removed", rm_one);
+	return act(app, &cmd_rm_entry, n, argv, rm_one);
 }

@@ -12,7 +12,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static int cmd_show_exec(struct cmd_ctx *ctx, int argc, char **argv);
+static int cmd_show_exec(struct hqt_app *app, int argc, char **argv);
 
 const struct cmd_entry cmd_show_entry = {
 	.name = "show",
@@ -22,6 +22,8 @@ const struct cmd_entry cmd_show_entry = {
 		"runs; for a window that is gone or exited, the one a resume would run now\n"
 		"(the harness's resume command, else its spawn command).\n",
 	.exec = cmd_show_exec,
+	.needs = CMD_TMUX,
+	.target = CMD_TARGET_SESSION,
 };
 
 /*
@@ -30,7 +32,7 @@ const struct cmd_entry cmd_show_entry = {
  * not record which command a window runs.
  */
 static bool
-window_resumed(struct cmd_ctx *ctx, const struct db_session *s)
+window_resumed(struct hqt_app *app, const struct db_session *s)
 {
 	struct tmux_panes panes = { NULL, 0 };
 	const struct tmux_pane *p;
@@ -40,17 +42,17 @@ window_resumed(struct cmd_ctx *ctx, const struct db_session *s)
 	bool yes = false;
 
 	session_window_name(s->id, name, sizeof name);
-	if (cmd_tmux(ctx) != 0 || tmux_list_panes(&ctx->tmux, &panes, NULL) != 0)
+	if (cmd_tmux(app) != 0 || tmux_list_panes(&app->tmux, &panes, NULL) != 0)
 		return false;
 	if ((p = tmux_panes_find(&panes, name)) != NULL) {
 		memset(&r, 0, sizeof r);
-		tmux_argv_init(&ctx->tmux, &a);
+		tmux_argv_init(&app->tmux, &a);
 		strv_push(&a, "display-message");
 		strv_push(&a, "-p");
 		strv_push(&a, "-t");
 		strv_push(&a, p->pane_id);
 		strv_push(&a, "#{@hqt-start}");
-		if (tmux_run(&ctx->tmux, &a, &r, NULL) == 0 && r.out != NULL)
+		if (tmux_run(&app->tmux, &a, &r, NULL) == 0 && r.out != NULL)
 			yes = strncmp(r.out, "resume\n", 7) == 0;
 		spawn_result_free(&r);
 		strv_clear(&a);
@@ -69,9 +71,10 @@ field(const char *name, const char *value)
 }
 
 static int
-cmd_show_exec(struct cmd_ctx *ctx, int argc, char **argv)
+cmd_show_exec(struct hqt_app *app, int argc, char **argv)
 {
 	struct db_session_list one = { NULL, 1 };
+	struct cmd_sessions target;
 	struct db_session *s = NULL;
 	struct strv cmdv = STRV_INIT;
 	enum session_status st = SESSION_GONE;
@@ -81,15 +84,11 @@ cmd_show_exec(struct cmd_ctx *ctx, int argc, char **argv)
 
 	if ((c = cmd_json_args(&cmd_show_entry, argc, argv, 1, &json, &rc)) < 0)
 		return rc;
-	if (cmd_db(ctx) != 0)
+	if (cmd_prepare(app, &cmd_show_entry, argv + c, 1, &target) != 0)
 		return EXIT_FAIL;
-	if (db_session_find(ctx->db, argv[c], &s, &err) != 0) {
-		cmd_error("%s", err);
-		free(err);
-		return EXIT_FAIL;
-	}
-	one.v = s;
-	if (session_status_all(ctx, &one, &st, &err) != 0) {
+	s = one.v = target.v[0];
+	free(target.v);
+	if (session_status_all(app, &one, &st, &err) != 0) {
 		cmd_error("%s", err);
 		free(err);
 		db_session_free(s);
@@ -97,7 +96,7 @@ cmd_show_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	}
 	/* A window that is gone or exited would run the resume command next; a
 	 * live one runs what it was started with. */
-	session_argv(ctx, s, st == SESSION_EXITED || st == SESSION_GONE || window_resumed(ctx, s),
+	session_argv(app, s, st == SESSION_EXITED || st == SESSION_GONE || window_resumed(app, s),
 		     &cmdv, NULL, &cmd_err);
 	if (json) {
 		json_t *o = json_session(s, session_status_name(st), session_attention_name(st),

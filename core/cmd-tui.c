@@ -4,10 +4,11 @@
 #include "tui/tui.h"
 
 #include <locale.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
-static int cmd_tui_exec(struct cmd_ctx *ctx, int argc, char **argv);
+static int cmd_tui_exec(struct hqt_app *app, int argc, char **argv);
 
 const struct cmd_entry cmd_tui_entry = {
 	.name = "tui",
@@ -17,10 +18,11 @@ const struct cmd_entry cmd_tui_entry = {
 		"p add project, / filter, ? help, q quit.  Tab switches between the\n"
 		"project and session lists.  NO_COLOR turns colours off.\n",
 	.exec = cmd_tui_exec,
+	/* The TUI loads everything itself (tui_run), its warnings on its screen. */
 };
 
 static int
-cmd_tui_exec(struct cmd_ctx *ctx, int argc, char **argv)
+cmd_tui_exec(struct hqt_app *app, int argc, char **argv)
 {
 	if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0))
 		return cmd_print_help(&cmd_tui_entry);
@@ -32,5 +34,13 @@ cmd_tui_exec(struct cmd_ctx *ctx, int argc, char **argv)
 	}
 	/* Wide characters and UTF-8 names need the user's locale. */
 	setlocale(LC_ALL, "");
-	return tui_run(ctx);
+	char *err = NULL;
+	int rc = tui_run(app, &err);
+	if (rc < 0) {
+		cmd_flush_warnings(app);
+		cmd_error("%s", err);
+		free(err);
+		return EXIT_FAIL;
+	}
+	return rc;
 }

@@ -1,5 +1,6 @@
-/* cmd.c: the command table and what every command shares: messages, lazy
- * loading of the configuration, the plugin registry and the database. */
+/* cmd.c: the command table and what every command shares: messages,
+ * the app's loaders for a command (printing what they return), and the
+ * set-up and session lookup the table declares (cmd_prepare). */
 #include "cmd.h"
 #include "db.h"
 #include "text.h"
@@ -138,95 +139,24 @@ cmd_print_help(const struct cmd_entry *e)
 	return EXIT_OK;
 }
 
-int
-cmd_config(struct cmd_ctx *ctx)
+void
+cmd_flush_warnings(struct hqt_app *app)
 {
-	struct strv warnings = STRV_INIT;
-	char *err = NULL;
+	struct strv w = STRV_INIT;
 
-	if (ctx->cfg_loaded)
-		return 0;
-	if (config_load(&ctx->cfg, &ctx->ov, &warnings, &err) != 0) {
-		for (size_t i = 0; i < warnings.n; i++)
-			cmd_warn("%s", warnings.v[i]);
-		strv_clear(&warnings);
-		cmd_error("%s", err);
-		free(err);
-		return -1;
-	}
-	for (size_t i = 0; i < warnings.n; i++)
-		cmd_warn("%s", warnings.v[i]);
-	strv_clear(&warnings);
-	ctx->cfg_loaded = true;
-	return 0;
+	app_take_warnings(app, &w);
+	for (size_t i = 0; i < w.n; i++)
+		cmd_warn("%s", w.v[i]);
+	strv_clear(&w);
 }
 
-/* The registry's warnings, each once (a partial load, then a whole one,
- * may both have it). */
-static void
-reg_warnings(struct cmd_ctx *ctx)
+/* After a loader: its warnings, then its error when it failed. */
+static int
+loaded(struct hqt_app *app, int rc, char *err)
 {
-	for (size_t i = 0; i < ctx->reg.warnings.n; i++) {
-		if (strv_find(&ctx->reg_warned, ctx->reg.warnings.v[i]) >= 0)
-			continue;
-		cmd_warn("%s", ctx->reg.warnings.v[i]);
-		strv_push(&ctx->reg_warned, ctx->reg.warnings.v[i]);
-	}
-}
-
-int
-cmd_registry(struct cmd_ctx *ctx)
-{
-	char *err = NULL;
-
-	if (ctx->reg_loaded && !ctx->reg.partial)
-		return 0;
-	if (cmd_config(ctx) != 0)
-		return -1;
-	if (ctx->reg_loaded)
-		registry_free(&ctx->reg);
-	if (registry_load(&ctx->reg, &ctx->cfg, &err) != 0) {
-		/* Commands still run; they see no harnesses, doctor says why. */
-		cmd_warn("%s", err);
-		free(err);
-	}
-	reg_warnings(ctx);
-	ctx->reg_loaded = true;
-	return 0;
-}
-
-int
-cmd_registry_for(struct cmd_ctx *ctx, char *const names[], size_t n)
-{
-	size_t found = 0;
-
-	if (ctx->reg_loaded) {
-		for (size_t i = 0; i < n; i++)
-			found += registry_harness(&ctx->reg, names[i]) != NULL;
-		if (found == n || !ctx->reg.partial)
-			return 0;
-		return cmd_registry(ctx);
-	}
-	if (cmd_config(ctx) != 0)
-		return -1;
-	if (registry_load_for(&ctx->reg, &ctx->cfg, names, n, NULL) != 0)
-		return cmd_registry(ctx);
-	reg_warnings(ctx);
-	ctx->reg_loaded = true;
-	return 0;
-}
-
-int
-cmd_db(struct cmd_ctx *ctx)
-{
-	char *err = NULL;
-
-	if (ctx->db != NULL)
-		return 0;
-	if (cmd_config(ctx) != 0)
-		return -1;
-	if (db_open(ctx->cfg.db_path, &ctx->db, &err) != 0) {
-		cmd_error("%s", err);
+	cmd_flush_warnings(app);
+	if (rc != 0) {
+		cmd_error("%s", err != NULL ? err : "cannot set up");
 		free(err);
 		return -1;
 	}
@@ -234,30 +164,122 @@ cmd_db(struct cmd_ctx *ctx)
 }
 
 int
-cmd_tmux(struct cmd_ctx *ctx)
+cmd_config(struct hqt_app *app)
 {
-	if (ctx->tmux_ready)
-		return 0;
-	if (cmd_config(ctx) != 0)
-		return -1;
-	tmux_init(&ctx->tmux, ctx->cfg.tmux_socket, ctx->cfg.tmux_session);
-	ctx->tmux_ready = true;
-	return 0;
+	char *err = NULL;
+	int rc = app_config(app, &err);
+
+	return loaded(app, rc, err);
+}
+
+int
+cmd_registry(struct hqt_app *app)
+{
+	char *err = NULL;
+	int rc = app_registry(app, &err);
+
+	return loaded(app, rc, err);
+}
+
+int
+cmd_registry_for(struct hqt_app *app, char *const names[], size_t n)
+{
+	char *err = NULL;
+	int rc = app_registry_for(app, names, n, &err);
+
+	return loaded(app, rc, err);
+}
+
+int
+cmd_db(struct hqt_app *app)
+{
+	char *err = NULL;
+	int rc = app_db(app, &err);
+
+	return loaded(app, rc, err);
+}
+
+int
+cmd_tmux(struct hqt_app *app)
+{
+	char *err = NULL;
+	int rc = app_tmux(app, &err);
+
+	return loaded(app, rc, err);
 }
 
 void
-cmd_ctx_free(struct cmd_ctx *ctx)
+cmd_sessions_free(struct cmd_sessions *targets)
 {
-	db_close(ctx->db);
-	ctx->db = NULL;
-	if (ctx->tmux_ready)
-		tmux_free(&ctx->tmux);
-	ctx->tmux_ready = false;
-	registry_free(&ctx->reg);
-	ctx->reg_loaded = false;
-	strv_clear(&ctx->reg_warned);
-	config_free(&ctx->cfg);
-	ctx->cfg_loaded = false;
+	for (size_t k = 0; k < targets->n; k++)
+		db_session_free(targets->v[k]);
+	free(targets->v);
+	targets->v = NULL;
+	targets->n = 0;
+}
+
+/*
+ * Every name is looked up first, and one that names nothing stops them all
+ * before anything is done (a typo in `hqt rm 3 4 5x` must not leave 3 and
+ * 4 deleted and the user guessing).  A session named twice is acted on
+ * once.
+ */
+static int
+lookup(struct hqt_app *app, const struct cmd_entry *e, char *const operands[], int n,
+       struct cmd_sessions *out)
+{
+	bool failed = false;
+	char *err = NULL;
+
+	out->v = xcalloc((size_t)n + 1, sizeof *out->v);
+	out->n = 0;
+	for (int i = 0; i < n; i++) {
+		struct db_session *s = NULL;
+		bool dup = false;
+		if (db_session_find(app->db, operands[i], &s, &err) != 0) {
+			cmd_error("%s", err);
+			free(err);
+			err = NULL;
+			failed = true;
+			continue;
+		}
+		for (size_t k = 0; k < out->n; k++)
+			dup = dup || out->v[k]->id == s->id;
+		if (dup)
+			db_session_free(s);
+		else
+			out->v[out->n++] = s;
+	}
+	if (!failed)
+		return 0;
+	if (n > 1)
+		cmd_error("nothing %s: name only sessions that exist",
+			  e->done != NULL ? e->done : "done");
+	cmd_sessions_free(out);
+	return -1;
+}
+
+int
+cmd_prepare(struct hqt_app *app, const struct cmd_entry *e, char *const operands[], int n,
+	    struct cmd_sessions *targets)
+{
+	unsigned needs = e->needs;
+
+	if (e->target != CMD_TARGET_NONE)
+		needs |= CMD_DB;
+	if (needs != 0 && cmd_config(app) != 0)
+		return -1;
+	/* The database before the registry: a plugin's warnings are not
+	 * what a user whose database cannot be opened needs to read first. */
+	if ((needs & CMD_DB) && cmd_db(app) != 0)
+		return -1;
+	if ((needs & CMD_TMUX) && cmd_tmux(app) != 0)
+		return -1;
+	if ((needs & CMD_REGISTRY) && cmd_registry(app) != 0)
+		return -1;
+	if (e->target == CMD_TARGET_NONE || targets == NULL)
+		return 0;
+	return lookup(app, e, operands, n, targets);
 }
 
 int

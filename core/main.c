@@ -55,11 +55,11 @@ find_cmd(const char *name)
  * them.  -1 after a usage error (no value).
  */
 static int
-late_globals(struct cmd_ctx *ctx, const struct cmd_entry *e, int *argc, char **argv)
+late_globals(struct hqt_app *app, const struct cmd_entry *e, int *argc, char **argv)
 {
 	static const char *const names[] = { "--config", "--plugin-dir", "--db", "--tmux-socket" };
-	const char **fields[] = { &ctx->ov.config, &ctx->ov.plugin_dir, &ctx->ov.db,
-				  &ctx->ov.tmux_socket };
+	const char **fields[] = { &app->ov.config, &app->ov.plugin_dir, &app->ov.db,
+				  &app->ov.tmux_socket };
 	int out = 1, i;
 
 	for (i = 1; i < *argc; i++) {
@@ -102,22 +102,21 @@ main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct cmd_ctx ctx;
+	struct hqt_app app;
 	const struct cmd_entry *e;
 	int c, rc;
 
 	/* Character classes only (display widths of names); messages stay C. */
 	setlocale(LC_CTYPE, "");
-	memset(&ctx, 0, sizeof ctx);
-	ctx.argv0 = argv[0];
+	memset(&app, 0, sizeof app);
 	opterr = 0;
 	/* "+": stop at the command name; its options are its own. */
 	while ((c = getopt_long(argc, argv, "+hV", opts, NULL)) != -1) {
 		switch (c) {
-		case 'c': ctx.ov.config = optarg; break;
-		case 'p': ctx.ov.plugin_dir = optarg; break;
-		case 'd': ctx.ov.db = optarg; break;
-		case 'L': ctx.ov.tmux_socket = optarg; break;
+		case 'c': app.ov.config = optarg; break;
+		case 'p': app.ov.plugin_dir = optarg; break;
+		case 'd': app.ov.db = optarg; break;
+		case 'L': app.ov.tmux_socket = optarg; break;
 		case 'h': usage(stdout); return EXIT_OK;
 		case 'V': printf("hqt %s\n", HQT_VERSION); return EXIT_OK;
 		default:
@@ -138,16 +137,17 @@ main(int argc, char **argv)
 
 	if (optind >= argc) {
 		char *targv[] = { (char *)"tui", NULL };
-		rc = e->exec(&ctx, 1, targv);
+		rc = e->exec(&app, 1, targv);
 	} else {
 		int cargc = argc - optind;
 		/* The launcher's arguments are hqt's own: left as they are. */
-		if (!e->hidden && late_globals(&ctx, e, &cargc, argv + optind) != 0)
+		if (!e->hidden && late_globals(&app, e, &cargc, argv + optind) != 0)
 			return EXIT_USAGE;
-		rc = e->exec(&ctx, cargc, argv + optind);
+		rc = e->exec(&app, cargc, argv + optind);
 	}
 
-	cmd_ctx_free(&ctx);
+	cmd_flush_warnings(&app);
+	app_free(&app);
 	fflush(stdout);
 	if (ferror(stdout)) {
 		cmd_error("error writing to standard output");

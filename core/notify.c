@@ -1,6 +1,6 @@
 /* notify.c: telling the user that a session began to need them. */
 #include "notify.h"
-#include "cmd.h"
+#include "app.h"
 #include "db.h"
 #include "process.h"
 #include "strv.h"
@@ -88,7 +88,7 @@ run_detached(char *const argv[], char *const envp[])
 }
 
 void
-notify_needs(struct cmd_ctx *ctx, const struct db_session *s, const char *reason)
+notify_needs(struct hqt_app *app, const struct db_session *s, const char *reason)
 {
 	char *who = s->nickname != NULL ? xasprintf("session %lld '%s'", s->id, s->nickname)
 				       : xasprintf("session %lld", s->id);
@@ -96,15 +96,16 @@ notify_needs(struct cmd_ctx *ctx, const struct db_session *s, const char *reason
 	char *body = xasprintf("%s in %s: %s", s->harness, s->project, reason);
 	/* What a harness or a user named may hold anything: shown escaped. */
 	char *line = xasprintf("%s (%s)", title, body), *shown = text_escape(line, 300);
+	char *err = NULL;
 
-	if (ctx->cfg.notify_tmux && cmd_tmux(ctx) == 0) {
+	if (app->cfg.notify_tmux && app_tmux(app, &err) == 0) {
 		struct strv a = STRV_INIT;
 		struct spawn_result r = { 0 };
-		char *target = xasprintf("=%s:", ctx->cfg.tmux_session), *msg = tmux_format_escape(shown);
+		char *target = xasprintf("=%s:", app->cfg.tmux_session), *msg = tmux_format_escape(shown);
 
 		/* Every client on the hqt session sees it and hears the bell;
 		 * none attached is fine.  One tmux call for both. */
-		tmux_argv_init(&ctx->tmux, &a);
+		tmux_argv_init(&app->tmux, &a);
 		strv_push(&a, "display-message");
 		strv_push(&a, "-d");
 		strv_push(&a, "5000");
@@ -117,7 +118,7 @@ notify_needs(struct cmd_ctx *ctx, const struct db_session *s, const char *reason
 		strv_push(&a, target);
 		strv_push(&a, "-F");
 		strv_push(&a, "#{client_tty}");
-		if (tmux_run(&ctx->tmux, &a, &r, NULL) == 0)
+		if (tmux_run(&app->tmux, &a, &r, NULL) == 0)
 			ring_clients(r.out);
 		spawn_result_free(&r);
 		strv_clear(&a);
@@ -125,15 +126,15 @@ notify_needs(struct cmd_ctx *ctx, const struct db_session *s, const char *reason
 		free(target);
 	}
 	/* Only where a desktop is (notify-send missing: nothing happens). */
-	if (ctx->cfg.notify_desktop && (getenv("DISPLAY") != NULL || getenv("WAYLAND_DISPLAY") != NULL)) {
+	if (app->cfg.notify_desktop && (getenv("DISPLAY") != NULL || getenv("WAYLAND_DISPLAY") != NULL)) {
 		char *const argv[] = { "notify-send", "-a", "hqt", title, body, NULL };
 		run_detached(argv, environ);
 	}
-	if (ctx->cfg.notify_command != NULL) {
+	if (app->cfg.notify_command != NULL) {
 		struct strv av = STRV_INIT, env = STRV_INIT;
 
 		/* Words, never a shell; what it is about in its environment. */
-		strv_split(&av, ctx->cfg.notify_command, ' ', 1);
+		strv_split(&av, app->cfg.notify_command, ' ', 1);
 		strv_pushf(&env, "HQT_SESSION=%lld", s->id);
 		strv_pushf(&env, "HQT_NICKNAME=%s", s->nickname != NULL ? s->nickname : "");
 		strv_pushf(&env, "HQT_PROJECT=%s", s->project);
@@ -147,6 +148,7 @@ notify_needs(struct cmd_ctx *ctx, const struct db_session *s, const char *reason
 		strv_clear(&av);
 		strv_clear(&env);
 	}
+	free(err);
 	free(shown);
 	free(line);
 	free(body);

@@ -4,7 +4,7 @@
 #ifndef HQT_NOTIFY_H
 #define HQT_NOTIFY_H
 
-struct cmd_ctx;
+struct hqt_app;
 struct db_session;
 
 /*
@@ -13,6 +13,6 @@ struct db_session;
  * and the user's command run detached) and a failing one is ignored: a
  * notification is a courtesy, never an error of the command that noticed.
  */
-void notify_needs(struct cmd_ctx *ctx, const struct db_session *s, const char *reason);
+void notify_needs(struct hqt_app *app, const struct db_session *s, const char *reason);
 
 #endif

@@ -99,7 +99,7 @@ sleep_ms(int ms)
 }
 
 static const struct harness *
-find_harness(struct cmd_ctx *ctx, const char *name, char **err)
+find_harness(struct hqt_app *app, const char *name, char **err)
 {
 	const struct harness *h;
 	struct strv names = STRV_INIT;
@@ -107,14 +107,12 @@ find_harness(struct cmd_ctx *ctx, const char *name, char **err)
 	char *list;
 
 	/* Only its plugin; everything when it is not found (for the list). */
-	if (cmd_registry_for(ctx, one, 1) != 0) {
-		set_err(err, "cannot load plugins");
+	if (app_registry_for(app, one, 1, err) != 0)
 		return NULL;
-	}
-	if ((h = registry_harness(&ctx->reg, name)) != NULL)
+	if ((h = registry_harness(&app->reg, name)) != NULL)
 		return h;
-	for (size_t i = 0; i < ctx->reg.nharnesses; i++)
-		strv_push(&names, ctx->reg.harnesses[i].name);
+	for (size_t i = 0; i < app->reg.nharnesses; i++)
+		strv_push(&names, app->reg.harnesses[i].name);
 	list = text_unknown("harness", name, strv_v(&names), names.n, "loaded",
 			    "none loaded; see hqt doctor");
 	set_err(err, "%s", list);
@@ -220,20 +218,18 @@ session_add_plugin_binds(const struct registry *reg, const struct harness *h,
  * registry of only some, and with it every harness pointer into it.
  */
 static const struct harness *
-session_harness(struct cmd_ctx *ctx, const struct db_session *s, char **err)
+session_harness(struct hqt_app *app, const struct db_session *s, char **err)
 {
-	if (s->sandbox_json != NULL && cmd_registry(ctx) != 0) {
-		set_err(err, "cannot load plugins");
+	if (s->sandbox_json != NULL && app_registry(app, err) != 0)
 		return NULL;
-	}
-	return find_harness(ctx, s->harness, err);
+	return find_harness(app, s->harness, err);
 }
 
 static int
-plan(struct cmd_ctx *ctx, const struct db_session *s, bool resume, char *const *host_env,
+plan(struct hqt_app *app, const struct db_session *s, bool resume, char *const *host_env,
      struct plan *p, char **err)
 {
-	const struct harness *h = session_harness(ctx, s, err);
+	const struct harness *h = session_harness(app, s, err);
 	struct hqt_request req;
 	int rc;
 
@@ -276,7 +272,7 @@ plan(struct cmd_ctx *ctx, const struct db_session *s, bool resume, char *const *
 	if (sandbox_policy_from_json(&p->policy, s->sandbox_json, strlen(s->sandbox_json),
 				     err) != 0)
 		goto fail;
-	session_add_plugin_binds(&ctx->reg, h, &p->policy);
+	session_add_plugin_binds(&app->reg, h, &p->policy);
 	/* The one file it may write for hqt, and the helper that writes it. */
 	if (p->events != NULL) {
 		sandbox_policy_add_bind(&p->policy, p->events, HQT_BIND_RW);
@@ -310,13 +306,13 @@ fail:
 }
 
 int
-session_argv(struct cmd_ctx *ctx, const struct db_session *s, bool resume, struct strv *argv,
+session_argv(struct hqt_app *app, const struct db_session *s, bool resume, struct strv *argv,
 	     bool *fresh, char **err)
 {
 	struct plan p;
 	int rc = 0;
 
-	if (plan(ctx, s, resume, environ, &p, err) != 0)
+	if (plan(app, s, resume, environ, &p, err) != 0)
 		return -1;
 	if (p.sandboxed)
 		rc = sandbox_command(&p.in, argv, err);
@@ -363,7 +359,7 @@ env_put(struct strv *env, const char *entry)
  * in *seccomp_fd.  0, or -1 with *err.
  */
 static int
-start_plan(struct cmd_ctx *ctx, const struct db_session *s, bool resume, struct launch_plan *lp,
+start_plan(struct hqt_app *app, const struct db_session *s, bool resume, struct launch_plan *lp,
 	   int *seccomp_fd, bool *fresh, char **err)
 {
 	struct strv env = STRV_INIT;
@@ -373,7 +369,7 @@ start_plan(struct cmd_ctx *ctx, const struct db_session *s, bool resume, struct 
 	memset(lp, 0, sizeof *lp);
 	*seccomp_fd = -1;
 	host_env(&env);
-	if (plan(ctx, s, resume, strv_v(&env), &p, err) != 0) {
+	if (plan(app, s, resume, strv_v(&env), &p, err) != 0) {
 		strv_clear(&env);
 		return -1;
 	}
@@ -419,13 +415,13 @@ start_plan(struct cmd_ctx *ctx, const struct db_session *s, bool resume, struct 
 
 /* start_plan into launch directory dir: 0, or -1 with *err. */
 static int
-dir_plan(struct cmd_ctx *ctx, const struct db_session *s, bool resume, const char *dir,
+dir_plan(struct hqt_app *app, const struct db_session *s, bool resume, const char *dir,
 	 bool *sandboxed, bool *fresh, char **err)
 {
 	struct launch_plan lp;
 	int fd, rc;
 
-	if (start_plan(ctx, s, resume, &lp, &fd, fresh, err) != 0)
+	if (start_plan(app, s, resume, &lp, &fd, fresh, err) != 0)
 		return -1;
 	rc = launch_plan_write(dir, &lp, fd, err);
 	*sandboxed = lp.sandboxed;
@@ -530,7 +526,7 @@ fail:
 	return -1;
 }
 
-static int window_alive(struct cmd_ctx *ctx, const char *name, char **err);
+static int window_alive(struct hqt_app *app, const char *name, char **err);
 
 /* Has process pid ended (gone, or a zombie nobody reaped yet)? */
 static bool
@@ -566,7 +562,7 @@ pid_gone(long pid)
  * exists; that costs a tmux call only on this unhappy path.
  */
 static int
-rundir_wait(struct cmd_ctx *ctx, const char *name, struct rundir *r, char **err)
+rundir_wait(struct hqt_app *app, const char *name, struct rundir *r, char **err)
 {
 	char buf[4096];
 	size_t len = 0;
@@ -612,7 +608,7 @@ rundir_wait(struct cmd_ctx *ctx, const char *name, struct rundir *r, char **err)
 		return 0;
 	/* The process is gone: a harness that exec'd and ended at once left
 	 * its dead pane (remain-on-exit); no window means tmux lost it. */
-	switch (window_alive(ctx, name, NULL)) {
+	switch (window_alive(app, name, NULL)) {
 	case -1:
 		set_err(err, "window %s went away before the harness started "
 			     "(was the tmux server killed?)", name);
@@ -649,7 +645,7 @@ window_label(const char *nickname, const char *project, const char *harness)
 }
 
 static int
-open_window(struct cmd_ctx *ctx, long long id, const char *cwd, enum open_how how,
+open_window(struct hqt_app *app, long long id, const char *cwd, enum open_how how,
 	    const char *label, bool resume, bool box, struct rundir *r, char **err)
 {
 	struct tmux_open o = {
@@ -671,14 +667,14 @@ open_window(struct cmd_ctx *ctx, long long id, const char *cwd, enum open_how ho
 	session_window_name(id, name, sizeof name);
 	/* The label and the sandbox's terminal in the same tmux call as the
 	 * window: one tmux process per start (bench/README.md). */
-	rc = tmux_open_window(&ctx->tmux, name, cwd, (char *const[]){ launcher, r->dir, NULL },
+	rc = tmux_open_window(&app->tmux, name, cwd, (char *const[]){ launcher, r->dir, NULL },
 			      NULL, &o, &w, err);
 	free(launcher);
 	if (rc != 0)
 		return -1;
 	r->pid = w.pid;
 	if (w.clipboard_was_on)
-		cmd_warn("tmux's set-clipboard was on; it is now external, so that sandboxed "
+		app_warn(app, "tmux's set-clipboard was on; it is now external, so that sandboxed "
 			 "panes can neither read nor set the clipboard (copy mode still reaches "
 			 "your terminal; see docs/sandbox.md)");
 	return 0;
@@ -725,9 +721,9 @@ last_lines(const char *text)
 }
 
 static int
-resolve_sandbox(const struct cmd_ctx *ctx, const struct session_request *r, bool *on)
+resolve_sandbox(const struct hqt_app *app, const struct session_request *r, bool *on)
 {
-	*on = r->sandbox < 0 ? ctx->cfg.sandbox.enabled : r->sandbox != 0;
+	*on = r->sandbox < 0 ? app->cfg.sandbox.enabled : r->sandbox != 0;
 	if (!*on && (r->fs_rw >= 0 || r->net >= 0))
 		return -1;
 	return 0;
@@ -743,11 +739,11 @@ resolve_sandbox(const struct cmd_ctx *ctx, const struct session_request *r, bool
  * read-only: SPEC §8.3, docs/sandbox.md).
  */
 static int
-resolve_worktree(const struct cmd_ctx *ctx, const struct session_request *r, const char *dir,
+resolve_worktree(const struct hqt_app *app, const struct session_request *r, const char *dir,
 		 bool *wt, char **err)
 {
-	bool sandboxed = r->sandbox < 0 ? ctx->cfg.sandbox.enabled : r->sandbox != 0;
-	bool fs_rw = r->fs_rw >= 0 ? r->fs_rw != 0 : ctx->cfg.sandbox.fs_rw;
+	bool sandboxed = r->sandbox < 0 ? app->cfg.sandbox.enabled : r->sandbox != 0;
+	bool fs_rw = r->fs_rw >= 0 ? r->fs_rw != 0 : app->cfg.sandbox.fs_rw;
 	bool repo = worktree_repo_top(dir);
 	char *git = NULL;
 
@@ -763,19 +759,19 @@ resolve_worktree(const struct cmd_ctx *ctx, const struct session_request *r, con
 		*wt = true;
 		return 0;
 	}
-	if (!repo || ctx->cfg.worktree == CONFIG_WORKTREE_NEVER ||
+	if (!repo || app->cfg.worktree == CONFIG_WORKTREE_NEVER ||
 	    (git = find_in_path("git", NULL)) == NULL)
 		return 0;
 	free(git);
 	/* Not asked for: a repository without a commit has nothing to branch
 	 * from, and runs in the project (its .git read-only when sandboxed). */
-	*wt = (ctx->cfg.worktree == CONFIG_WORKTREE_ALWAYS || (sandboxed && fs_rw)) &&
+	*wt = (app->cfg.worktree == CONFIG_WORKTREE_ALWAYS || (sandboxed && fs_rw)) &&
 	      worktree_has_commit(dir);
 	return 0;
 }
 
 static int
-new_policy(struct cmd_ctx *ctx, const struct harness *h, const struct session_request *r,
+new_policy(struct hqt_app *app, const struct harness *h, const struct session_request *r,
 	   char **json, char **err)
 {
 	struct sandbox_probe probe;
@@ -784,7 +780,7 @@ new_policy(struct cmd_ctx *ctx, const struct harness *h, const struct session_re
 
 	(void)h;
 	*json = NULL;
-	if (resolve_sandbox(ctx, r, &on) != 0) {
+	if (resolve_sandbox(app, r, &on) != 0) {
 		set_err(err, "--fs and --net apply to sandboxed sessions; add --sandbox");
 		return -1;
 	}
@@ -798,7 +794,7 @@ new_policy(struct cmd_ctx *ctx, const struct harness *h, const struct session_re
 	}
 	sandbox_probe_clear(&probe);
 	sandbox_policy_init(&pol);
-	sandbox_policy_from_config(&pol, &ctx->cfg.sandbox);
+	sandbox_policy_from_config(&pol, &app->cfg.sandbox);
 	if (r->fs_rw >= 0)
 		pol.fs_rw = r->fs_rw != 0;
 	if (r->net >= 0)
@@ -809,7 +805,7 @@ new_policy(struct cmd_ctx *ctx, const struct harness *h, const struct session_re
 }
 
 static int
-check_request(struct cmd_ctx *ctx, const struct session_request *r, struct db_project **proj,
+check_request(struct hqt_app *app, const struct session_request *r, struct db_project **proj,
 	      const struct harness **h, char **json, char **hsid, bool *wt, char **err)
 {
 	bool on;
@@ -825,23 +821,19 @@ check_request(struct cmd_ctx *ctx, const struct session_request *r, struct db_pr
 		set_err(err, "a model name must be 1 to 200 bytes");
 		return -1;
 	}
-	if (cmd_db(ctx) != 0) {
-		set_err(err, "cannot open the database");
+	if (app_db(app, err) != 0)
 		return -1;
-	}
-	if (project_find(ctx->db, r->project, proj, err) != 0)
+	if (project_find(app->db, r->project, proj, err) != 0)
 		return -1;
 	/* A sandbox needs every plugin (session_harness): load them before
 	 * *h points into the registry. */
-	if (resolve_sandbox(ctx, r, &on) == 0 && on && cmd_registry(ctx) != 0) {
-		set_err(err, "cannot load plugins");
+	if (resolve_sandbox(app, r, &on) == 0 && on && app_registry(app, err) != 0)
 		goto fail;
-	}
-	if ((*h = find_harness(ctx, r->harness, err)) == NULL)
+	if ((*h = find_harness(app, r->harness, err)) == NULL)
 		goto fail;
-	if (resolve_worktree(ctx, r, (*proj)->path, wt, err) != 0)
+	if (resolve_worktree(app, r, (*proj)->path, wt, err) != 0)
 		goto fail;
-	if (new_policy(ctx, *h, r, json, err) != 0)
+	if (new_policy(app, *h, r, json, err) != 0)
 		goto fail;
 	if (harness_generate_id(*h, hsid, err) < 0)
 		goto fail;
@@ -856,7 +848,7 @@ check_request(struct cmd_ctx *ctx, const struct session_request *r, struct db_pr
 	s.model = (char *)r->model;
 	s.harness_session_id = *hsid;
 	s.sandbox_json = *json;
-	if (plan(ctx, &s, false, environ, &p, err) != 0)
+	if (plan(app, &s, false, environ, &p, err) != 0)
 		goto fail;
 	if (p.sandboxed && sandbox_check(&p.in, err) != 0) {
 		plan_free(&p);
@@ -875,7 +867,7 @@ fail:
 }
 
 int
-session_dry_run(struct cmd_ctx *ctx, const struct session_request *r, struct strv *argv,
+session_dry_run(struct hqt_app *app, const struct session_request *r, struct strv *argv,
 		char **err)
 {
 	struct db_project *proj;
@@ -887,7 +879,7 @@ session_dry_run(struct cmd_ctx *ctx, const struct session_request *r, struct str
 
 	/* With a worktree to be made, the argv is the one for the project:
 	 * the worktree does not exist until the session does. */
-	if (check_request(ctx, r, &proj, &h, &json, &hsid, &wt, err) != 0)
+	if (check_request(app, r, &proj, &h, &json, &hsid, &wt, err) != 0)
 		return -1;
 	memset(&s, 0, sizeof s);
 	s.project = proj->name;
@@ -898,13 +890,13 @@ session_dry_run(struct cmd_ctx *ctx, const struct session_request *r, struct str
 	s.sandbox_json = json;
 	s.spawned_at = now();
 	/* The number it would get: the launch's event file is named by it. */
-	if (db_session_next_id(ctx->db, &s.id, err) != 0) {
+	if (db_session_next_id(app->db, &s.id, err) != 0) {
 		db_project_free(proj);
 		free(json);
 		free(hsid);
 		return -1;
 	}
-	rc = session_argv(ctx, &s, false, argv, NULL, err);
+	rc = session_argv(app, &s, false, argv, NULL, err);
 	db_project_free(proj);
 	free(json);
 	free(hsid);
@@ -912,7 +904,7 @@ session_dry_run(struct cmd_ctx *ctx, const struct session_request *r, struct str
 }
 
 int
-session_stand_in_argv(struct cmd_ctx *ctx, const struct harness *h, const char *dir,
+session_stand_in_argv(struct hqt_app *app, const struct harness *h, const char *dir,
 		      bool sandboxed, struct strv *argv, char **err)
 {
 	struct sandbox_policy pol;
@@ -932,7 +924,7 @@ session_stand_in_argv(struct cmd_ctx *ctx, const struct harness *h, const char *
 	if (sandboxed) {
 		/* The defaults of hqt.ini, writable: the widest a session gets. */
 		sandbox_policy_init(&pol);
-		sandbox_policy_from_config(&pol, &ctx->cfg.sandbox);
+		sandbox_policy_from_config(&pol, &app->cfg.sandbox);
 		pol.fs_rw = true;
 		json = sandbox_policy_to_json(&pol, err);
 		sandbox_policy_free(&pol);
@@ -940,7 +932,7 @@ session_stand_in_argv(struct cmd_ctx *ctx, const struct harness *h, const char *
 			goto out;
 		s.sandbox_json = json;
 	}
-	rc = session_argv(ctx, &s, false, argv, NULL, err);
+	rc = session_argv(app, &s, false, argv, NULL, err);
 out:
 	free(json);
 	free(id);
@@ -948,7 +940,7 @@ out:
 }
 
 static void
-mark_exited(struct cmd_ctx *ctx, long long id, const char *msg)
+mark_exited(struct hqt_app *app, long long id, const char *msg)
 {
 	struct db_session_change c = {
 		.set = DB_SET_STATE | (msg != NULL ? DB_SET_EXIT_MESSAGE : 0),
@@ -957,15 +949,15 @@ mark_exited(struct cmd_ctx *ctx, long long id, const char *msg)
 	};
 	char *ignored = NULL;
 
-	db_session_change(ctx->db, id, &c, &ignored);
+	db_session_change(app->db, id, &c, &ignored);
 	free(ignored);
 }
 
 /* <[sessions] worktree_dir, default $XDG_DATA_HOME/hqt/worktrees>/<project>/<n>[-<nick>]. */
 static char *
-worktree_path(const struct cmd_ctx *ctx, const char *project, long long id, const char *nick)
+worktree_path(const struct hqt_app *app, const char *project, long long id, const char *nick)
 {
-	char *base = ctx->cfg.worktree_dir != NULL ? xstrdup(ctx->cfg.worktree_dir) : NULL, *out;
+	char *base = app->cfg.worktree_dir != NULL ? xstrdup(app->cfg.worktree_dir) : NULL, *out;
 	char leaf[64];
 
 	if (base == NULL) {
@@ -998,7 +990,7 @@ worktree_path(const struct cmd_ctx *ctx, const char *project, long long id, cons
  * `hqt resume` can try again) and returns -1 with *err.
  */
 static int
-launch_new(struct cmd_ctx *ctx, long long id, const char *label, char **err)
+launch_new(struct hqt_app *app, long long id, const char *label, char **err)
 {
 	struct rundir rd = { NULL, -1, 0 };
 	struct db_session *s = NULL;
@@ -1014,23 +1006,23 @@ launch_new(struct cmd_ctx *ctx, long long id, const char *label, char **err)
 	 * made only when the window cannot be opened without it: one tmux
 	 * process less on every other start.
 	 */
-	if (db_session_get(ctx->db, id, &s, err) == 0 && rundir_make(&rd, err) == 0 &&
-	    dir_plan(ctx, s, false, rd.dir, &sandboxed, &fresh, err) == 0 &&
-	    (open_window(ctx, id, session_dir(s), OPEN_REPLACE, label, false, sandboxed, &rd,
+	if (db_session_get(app->db, id, &s, err) == 0 && rundir_make(&rd, err) == 0 &&
+	    dir_plan(app, s, false, rd.dir, &sandboxed, &fresh, err) == 0 &&
+	    (open_window(app, id, session_dir(s), OPEN_REPLACE, label, false, sandboxed, &rd,
 			 NULL) == 0 ||
-	     (tmux_ensure_session(&ctx->tmux, err) == 0 &&
-	      open_window(ctx, id, session_dir(s), OPEN_REPLACE, label, false, sandboxed, &rd,
+	     (tmux_ensure_session(&app->tmux, err) == 0 &&
+	      open_window(app, id, session_dir(s), OPEN_REPLACE, label, false, sandboxed, &rd,
 			  err) == 0)))
-		rc = rundir_wait(ctx, name, &rd, err);
+		rc = rundir_wait(app, name, &rd, err);
 	if (rc != 0)
-		mark_exited(ctx, id, *err);
+		mark_exited(app, id, *err);
 	rundir_free(&rd);
 	db_session_free(s);
 	return rc;
 }
 
 int
-session_create(struct cmd_ctx *ctx, const struct session_request *r, long long *id,
+session_create(struct hqt_app *app, const struct session_request *r, long long *id,
 	       char **err)
 {
 	struct db_project *proj;
@@ -1043,7 +1035,7 @@ session_create(struct cmd_ctx *ctx, const struct session_request *r, long long *
 	bool wt;
 
 	*id = 0;
-	if (check_request(ctx, r, &proj, &h, &json, &hsid, &wt, err) != 0)
+	if (check_request(app, r, &proj, &h, &json, &hsid, &wt, err) != 0)
 		return -1;
 	/* Skipped permission prompts only with the user's word (consent.h). */
 	if (json != NULL && !consent_given()) {
@@ -1051,7 +1043,7 @@ session_create(struct cmd_ctx *ctx, const struct session_request *r, long long *
 			"skipped; agree to that once with: hqt consent (docs/sandbox.md)");
 		goto out;
 	}
-	if (cmd_tmux(ctx) != 0)
+	if (app_tmux(app, err) != 0)
 		goto out;
 
 	memset(&row, 0, sizeof row);
@@ -1064,18 +1056,18 @@ session_create(struct cmd_ctx *ctx, const struct session_request *r, long long *
 	row.sandbox_json = json;
 	/* The row is committed before the window opens: nothing runs that
 	 * hqt does not know of; a start that fails marks it (launch_new). */
-	if (db_begin(ctx->db, err) != 0)
+	if (db_begin(app->db, err) != 0)
 		goto out;
-	if (db_session_insert(ctx->db, &row, &nid, err) != 0 ||
-	    db_session_set_state(ctx->db, nid, DB_STATE_RUNNING, err) != 0 ||
-	    db_session_set_spawned_at(ctx->db, nid, now(), err) != 0)
+	if (db_session_insert(app->db, &row, &nid, err) != 0 ||
+	    db_session_set_state(app->db, nid, DB_STATE_RUNNING, err) != 0 ||
+	    db_session_set_spawned_at(app->db, nid, now(), err) != 0)
 		goto rollback;
 	if (wt) {
 		/* Its own worktree on its own branch, from the project's HEAD;
 		 * removed again if the row does not come to be. */
 		if ((branch = worktree_branch_name(proj->path, nid, r->nickname, r->branch, err)) ==
 			    NULL ||
-		    (wt_path = worktree_path(ctx, proj->name, nid, r->nickname)) == NULL) {
+		    (wt_path = worktree_path(app, proj->name, nid, r->nickname)) == NULL) {
 			if (*err == NULL)
 				set_err(err, "cannot place a worktree: no data directory ($HOME unset)");
 			goto rollback;
@@ -1085,17 +1077,17 @@ session_create(struct cmd_ctx *ctx, const struct session_request *r, long long *
 			wt_path = NULL;
 			goto rollback;
 		}
-		if (db_session_set_worktree(ctx->db, nid, wt_path, branch, base, err) != 0)
+		if (db_session_set_worktree(app->db, nid, wt_path, branch, base, err) != 0)
 			goto rollback;
 	}
-	if (db_commit(ctx->db, err) != 0)
+	if (db_commit(app->db, err) != 0)
 		goto rollback;
 	*id = nid;
 	label = window_label(r->nickname, proj->name, h->name);
-	rc = launch_new(ctx, nid, label, err);
+	rc = launch_new(app, nid, label, err);
 	goto out;
 rollback:
-	db_rollback(ctx->db, NULL);
+	db_rollback(app->db, NULL);
 	if (wt_path != NULL)
 		(void)worktree_remove(proj->path, wt_path, branch, NULL);
 out:
@@ -1124,13 +1116,13 @@ verify_ms(void)
 
 /* Is the pane of window `name` alive (1), dead (0) or missing (-1)? */
 static int
-window_alive(struct cmd_ctx *ctx, const char *name, char **err)
+window_alive(struct hqt_app *app, const char *name, char **err)
 {
 	struct tmux_panes panes = { NULL, 0 };
 	const struct tmux_pane *p;
 	int rc;
 
-	if (tmux_list_panes(&ctx->tmux, &panes, err) != 0)
+	if (tmux_list_panes(&app->tmux, &panes, err) != 0)
 		return -1;
 	p = tmux_panes_find(&panes, name);
 	rc = p == NULL ? -1 : !p->dead;
@@ -1141,7 +1133,7 @@ window_alive(struct cmd_ctx *ctx, const char *name, char **err)
 /* One rung: start s's window with the resume or spawn command, wait for the
  * launcher, then make sure it stays up for verify_ms. */
 static int
-rung(struct cmd_ctx *ctx, const struct db_session *s, bool resume, char **err)
+rung(struct hqt_app *app, const struct db_session *s, bool resume, char **err)
 {
 	struct rundir rd = { NULL, -1, 0 };
 	char name[32], *label;
@@ -1149,31 +1141,31 @@ rung(struct cmd_ctx *ctx, const struct db_session *s, bool resume, char **err)
 	int alive, rc;
 
 	session_window_name(s->id, name, sizeof name);
-	alive = window_alive(ctx, name, err);
+	alive = window_alive(app, name, err);
 	if (rundir_make(&rd, err) != 0)
 		return -1;
 	label = window_label(s->nickname, s->project, s->harness);
-	rc = dir_plan(ctx, s, resume, rd.dir, &sandboxed, &fresh, err);
+	rc = dir_plan(app, s, resume, rd.dir, &sandboxed, &fresh, err);
 	if (rc == 0)
-		rc = open_window(ctx, s->id, session_dir(s), alive >= 0 ? OPEN_RESPAWN : OPEN_NEW,
+		rc = open_window(app, s->id, session_dir(s), alive >= 0 ? OPEN_RESPAWN : OPEN_NEW,
 				 label, resume && !fresh, sandboxed, &rd, err);
 	free(label);
 	if (rc == 0)
-		rc = rundir_wait(ctx, name, &rd, err);
+		rc = rundir_wait(app, name, &rd, err);
 	rundir_free(&rd);
 	if (rc != 0)
 		return -1;
 	sleep_ms(verify_ms());
-	if (window_alive(ctx, name, err) == 1)
+	if (window_alive(app, name, err) == 1)
 		return 0;
 	/* tmux_capture takes a pane id ("%7"), not a window name; the output of
 	 * a harness that ended at once sits in the history above "Pane is dead". */
 	char *text = NULL, *line = NULL, *pane_err = NULL;
 	struct tmux_panes panes = { NULL, 0 };
 	const struct tmux_pane *pane;
-	if (tmux_list_panes(&ctx->tmux, &panes, &pane_err) == 0 &&
+	if (tmux_list_panes(&app->tmux, &panes, &pane_err) == 0 &&
 	    (pane = tmux_panes_find(&panes, name)) != NULL)
-		tmux_capture(&ctx->tmux, pane->pane_id, 50, &text, &pane_err);
+		tmux_capture(&app->tmux, pane->pane_id, 50, &text, &pane_err);
 	tmux_panes_free(&panes);
 	line = text != NULL ? last_lines(text) : NULL;
 	set_err(err, "%s exited at once%s%s", s->harness, line ? ": " : "", line ? line : "");
@@ -1189,7 +1181,7 @@ rung(struct cmd_ctx *ctx, const struct db_session *s, bool resume, char **err)
  * rung is verified sticks), and a failure writes its outcome once.
  */
 int
-session_resume(struct cmd_ctx *ctx, const struct db_session *s, const char **how, char **err)
+session_resume(struct hqt_app *app, const struct db_session *s, const char **how, char **err)
 {
 	char name[32], *ign = NULL, *err1 = NULL, *captured = NULL;
 	const struct harness *h;
@@ -1198,14 +1190,14 @@ session_resume(struct cmd_ctx *ctx, const struct db_session *s, const char **how
 	struct db_session_change c;
 	bool fresh = false;
 
-	if (cmd_tmux(ctx) != 0 || tmux_ensure_session(&ctx->tmux, err) != 0)
+	if (app_tmux(app, err) != 0 || tmux_ensure_session(&app->tmux, err) != 0)
 		return -1;
 	session_window_name(s->id, name, sizeof name);
-	if (window_alive(ctx, name, err) == 1) {
+	if (window_alive(app, name, err) == 1) {
 		set_err(err, "session %lld is running; attach with: hqt attach %lld", s->id, s->id);
 		return -1;
 	}
-	if ((h = session_harness(ctx, s, err)) == NULL)
+	if ((h = session_harness(app, s, err)) == NULL)
 		return -1;
 	cur = *s;
 	if (cur.harness_session_id == NULL) {
@@ -1219,7 +1211,7 @@ session_resume(struct cmd_ctx *ctx, const struct db_session *s, const char **how
 		ign = NULL;
 	}
 	/* Fresh already (nothing to resume)?  Then rung 1 is rung 2. */
-	if (session_argv(ctx, &cur, true, &argv, &fresh, err) != 0) {
+	if (session_argv(app, &cur, true, &argv, &fresh, err) != 0) {
 		free(captured);
 		return -1;
 	}
@@ -1232,8 +1224,8 @@ session_resume(struct cmd_ctx *ctx, const struct db_session *s, const char **how
 			.state = DB_STATE_RUNNING,
 			.harness_session_id = captured,
 		};
-		if (db_session_change(ctx->db, s->id, &c, &err1) == 0 &&
-		    rung(ctx, &cur, true, &err1) == 0) {
+		if (db_session_change(app->db, s->id, &c, &err1) == 0 &&
+		    rung(app, &cur, true, &err1) == 0) {
 			*how = "resumed";
 			free(captured);
 			return 0;
@@ -1251,7 +1243,7 @@ session_resume(struct cmd_ctx *ctx, const struct db_session *s, const char **how
 		.harness_session_id = cur.harness_session_id,
 		.spawned_at = cur.spawned_at,
 	};
-	if (db_session_change(ctx->db, s->id, &c, err) != 0 || rung(ctx, &cur, false, err) != 0) {
+	if (db_session_change(app->db, s->id, &c, err) != 0 || rung(app, &cur, false, err) != 0) {
 		if (err1 != NULL) {
 			char *both = xasprintf("resume failed (%s), and so did a fresh start: %s",
 					       err1, *err);
@@ -1260,7 +1252,7 @@ session_resume(struct cmd_ctx *ctx, const struct db_session *s, const char **how
 		}
 		free(err1);
 		free(captured);
-		mark_exited(ctx, s->id, *err);
+		mark_exited(app, s->id, *err);
 		return -1;
 	}
 	free(err1);
@@ -1270,20 +1262,20 @@ session_resume(struct cmd_ctx *ctx, const struct db_session *s, const char **how
 }
 
 int
-session_kill(struct cmd_ctx *ctx, const struct db_session *s, char **err)
+session_kill(struct hqt_app *app, const struct db_session *s, char **err)
 {
 	char name[32];
 
-	if (cmd_tmux(ctx) != 0)
+	if (app_tmux(app, err) != 0)
 		return -1;
 	session_window_name(s->id, name, sizeof name);
-	if (tmux_kill_window(&ctx->tmux, name, err) != 0)
+	if (tmux_kill_window(&app->tmux, name, err) != 0)
 		return -1;
-	return db_session_set_state(ctx->db, s->id, DB_STATE_KILLED, err);
+	return db_session_set_state(app->db, s->id, DB_STATE_KILLED, err);
 }
 
 int
-session_remove(struct cmd_ctx *ctx, const struct db_session *s, bool force, char **err)
+session_remove(struct hqt_app *app, const struct db_session *s, bool force, char **err)
 {
 	char *what = NULL;
 
@@ -1299,36 +1291,36 @@ session_remove(struct cmd_ctx *ctx, const struct db_session *s, bool force, char
 			return -1;
 		}
 	}
-	if (session_kill(ctx, s, err) != 0)
+	if (session_kill(app, s, err) != 0)
 		return -1;
 	if (s->worktree != NULL && s->branch != NULL &&
 	    worktree_remove(s->project_path, s->worktree, s->branch, err) != 0)
 		return -1;
 	events_remove(s->id);
-	return db_session_delete(ctx->db, s->id, err);
+	return db_session_delete(app->db, s->id, err);
 }
 
 int
-session_rm(struct cmd_ctx *ctx, const struct db_session *s, char **err)
+session_rm(struct hqt_app *app, const struct db_session *s, char **err)
 {
-	return session_remove(ctx, s, false, err);
+	return session_remove(app, s, false, err);
 }
 
 int
-session_kill_project(struct cmd_ctx *ctx, const char *name, char **err)
+session_kill_project(struct hqt_app *app, const char *name, char **err)
 {
 	struct db_project *p = NULL;
 	struct db_session_list *l = NULL;
 	int rc = 0;
 
-	if (db_project_get(ctx->db, name, &p, err) != 0)
+	if (db_project_get(app->db, name, &p, err) != 0)
 		return -1;
-	if (db_session_list(ctx->db, p->id, &l, err) != 0) {
+	if (db_session_list(app->db, p->id, &l, err) != 0) {
 		db_project_free(p);
 		return -1;
 	}
 	for (size_t i = 0; i < l->n && rc == 0; i++)
-		rc = session_kill(ctx, &l->v[i], err);
+		rc = session_kill(app, &l->v[i], err);
 	db_session_list_free(l);
 	db_project_free(p);
 	return rc;
@@ -1361,13 +1353,13 @@ window_rank(const struct db_session *s)
 }
 
 int
-session_list_status(struct cmd_ctx *ctx, struct db_session_list **l, enum session_status **st,
+session_list_status(struct hqt_app *app, struct db_session_list **l, enum session_status **st,
 		    char **err)
 {
-	if (db_session_list(ctx->db, 0, l, err) != 0)
+	if (db_session_list(app->db, 0, l, err) != 0)
 		return -1;
 	*st = xcalloc((*l)->n + 1, sizeof **st);
-	if (session_status_all(ctx, *l, *st, err) != 0) {
+	if (session_status_all(app, *l, *st, err) != 0) {
 		free(*st);
 		db_session_list_free(*l);
 		*st = NULL;
@@ -1378,7 +1370,7 @@ session_list_status(struct cmd_ctx *ctx, struct db_session_list **l, enum sessio
 }
 
 int
-session_status_all(struct cmd_ctx *ctx, struct db_session_list *l, enum session_status *st,
+session_status_all(struct hqt_app *app, struct db_session_list *l, enum session_status *st,
 		   char **err)
 {
 	struct tmux_panes panes = { NULL, 0 };
@@ -1391,7 +1383,7 @@ session_status_all(struct cmd_ctx *ctx, struct db_session_list *l, enum session_
 
 	if (l->n == 0)
 		return 0;
-	if (cmd_tmux(ctx) != 0)
+	if (app_tmux(app, err) != 0)
 		return -1;
 	pane = xcalloc(l->n, sizeof *pane);
 	names = xcalloc(l->n + 1, sizeof *names);
@@ -1415,7 +1407,7 @@ session_status_all(struct cmd_ctx *ctx, struct db_session_list *l, enum session_
 				session_window_name(l->v[i].id, names[nnames], 32);
 				order[nnames++] = i;
 			}
-	if (tmux_status(&ctx->tmux, names, nnames, &panes, wtexts, err) != 0)
+	if (tmux_status(&app->tmux, names, nnames, &panes, wtexts, err) != 0)
 		goto out;
 	for (size_t j = 0; j < nnames; j++) {
 		pane[order[j]] = tmux_panes_find(&panes, names[j]);
@@ -1432,7 +1424,7 @@ session_status_all(struct cmd_ctx *ctx, struct db_session_list *l, enum session_
 		}
 	}
 	if (ndead > 0 &&
-	    tmux_capture_many(&ctx->tmux, dead_ids, ndead, 100, dead_texts, err) == 0) {
+	    tmux_capture_many(&app->tmux, dead_ids, ndead, 100, dead_texts, err) == 0) {
 		for (size_t d = 0; d < ndead; d++) {
 			if (dead_texts[d] == NULL)
 				continue;
@@ -1448,13 +1440,15 @@ session_status_all(struct cmd_ctx *ctx, struct db_session_list *l, enum session_
 		for (size_t i = 0; i < l->n; i++)
 			if (strv_find(&used, l->v[i].harness) < 0)
 				strv_push(&used, l->v[i].harness);
-		reg_ok = cmd_registry_for(ctx, used.v, used.n) == 0;
+		char *reg_err = NULL;
+		reg_ok = app_registry_for(app, used.v, used.n, &reg_err) == 0;
+		free(reg_err);
 		strv_clear(&used);
 	}
 	evdir = events_dir(false);
 	for (size_t i = 0; i < l->n; i++) {
 		struct db_session *s = &l->v[i];
-		const struct harness *h = reg_ok ? registry_harness(&ctx->reg, s->harness) : NULL;
+		const struct harness *h = reg_ok ? registry_harness(&app->reg, s->harness) : NULL;
 		const char *text = pane[i] != NULL ? texts[i] : NULL;
 		char *ign = NULL;
 
@@ -1467,7 +1461,7 @@ session_status_all(struct cmd_ctx *ctx, struct db_session_list *l, enum session_
 				 * start; after a long run they would only be noise. */
 				bool early = pane[i]->activity - s->spawned_at <= EARLY_EXIT_SECONDS;
 				char *line = text != NULL && early ? last_lines(text) : NULL;
-				mark_exited(ctx, s->id, s->exit_message == NULL ? line : NULL);
+				mark_exited(app, s->id, s->exit_message == NULL ? line : NULL);
 				s->state = DB_STATE_EXITED;
 				if (s->exit_message == NULL && line != NULL)
 					s->exit_message = line;
@@ -1499,7 +1493,7 @@ session_status_all(struct cmd_ctx *ctx, struct db_session_list *l, enum session_
 			if (ev.id[0] != '\0' &&
 			    (s->harness_session_id == NULL || strcmp(s->harness_session_id, ev.id) != 0) &&
 			    !id_taken(l, s, ev.id) &&
-			    db_session_set_harness_session_id(ctx->db, s->id, ev.id, &ign) == 0) {
+			    db_session_set_harness_session_id(app->db, s->id, ev.id, &ign) == 0) {
 				free(s->harness_session_id);
 				s->harness_session_id = xstrdup(ev.id);
 			}
@@ -1513,7 +1507,7 @@ session_status_all(struct cmd_ctx *ctx, struct db_session_list *l, enum session_
 			request_of(s, &req, &root);
 			if (harness_capture_id(h, &req, &found, &ign) == 1 &&
 			    !id_taken(l, s, found) &&
-			    db_session_set_harness_session_id(ctx->db, s->id, found, &ign) == 0)
+			    db_session_set_harness_session_id(app->db, s->id, found, &ign) == 0)
 				s->harness_session_id = found;
 			else
 				free(found);
@@ -1529,11 +1523,11 @@ session_status_all(struct cmd_ctx *ctx, struct db_session_list *l, enum session_
 
 		if (st[i] == SESSION_NEEDS && s->attention_since == 0) {
 			s->attention_since = now();
-			if (db_session_set_attention(ctx->db, s->id, s->attention_since, &ign) == 0)
-				notify_needs(ctx, s, "a permission or question prompt");
+			if (db_session_set_attention(app->db, s->id, s->attention_since, &ign) == 0)
+				notify_needs(app, s, "a permission or question prompt");
 		} else if (st[i] != SESSION_NEEDS && s->attention_since != 0) {
 			s->attention_since = 0;
-			(void)db_session_set_attention(ctx->db, s->id, 0, &ign);
+			(void)db_session_set_attention(app->db, s->id, 0, &ign);
 		}
 		free(ign);
 	}
@@ -1593,7 +1587,7 @@ session_screen_lines(const char *text, unsigned lines, struct strv *out)
 }
 
 int
-session_peek(struct cmd_ctx *ctx, const struct db_session *s, unsigned lines,
+session_peek(struct hqt_app *app, const struct db_session *s, unsigned lines,
 	     struct strv *out, char **err)
 {
 	struct tmux_panes panes = { NULL, 0 };
@@ -1602,12 +1596,10 @@ session_peek(struct cmd_ctx *ctx, const struct db_session *s, unsigned lines,
 	unsigned history, want;
 	int rc;
 
-	if (cmd_tmux(ctx) != 0) {
-		set_err(err, "cannot use tmux");
+	if (app_tmux(app, err) != 0)
 		return -1;
-	}
 	session_window_name(s->id, name, sizeof name);
-	if (tmux_list_panes(&ctx->tmux, &panes, err) != 0)
+	if (tmux_list_panes(&app->tmux, &panes, err) != 0)
 		return -1;
 	if ((p = tmux_panes_find(&panes, name)) == NULL) {
 		tmux_panes_free(&panes);
@@ -1618,7 +1610,7 @@ session_peek(struct cmd_ctx *ctx, const struct db_session *s, unsigned lines,
 	history = want > p->height ? want - p->height : 0;
 	pane = xstrdup(p->pane_id);
 	tmux_panes_free(&panes);
-	rc = tmux_capture(&ctx->tmux, pane, history, &text, err);
+	rc = tmux_capture(&app->tmux, pane, history, &text, err);
 	free(pane);
 	if (rc != 0)
 		return -1;

@@ -6,7 +6,7 @@
 
 #include <stdbool.h>
 
-#include "cmd.h"
+#include "app.h"
 #include "db.h"
 
 enum session_status {
@@ -57,11 +57,11 @@ void session_window_name(long long id, char *buf, size_t len);
  * before anything is written.  When the harness cannot be started the row
  * stays, marked exited with the reason, and -1 is returned with *id set.
  */
-int session_create(struct cmd_ctx *ctx, const struct session_request *r, long long *id,
+int session_create(struct hqt_app *app, const struct session_request *r, long long *id,
 		   char **err);
 
 /* The exact argv `hqt new --dry-run` would run (nothing written or started). */
-int session_dry_run(struct cmd_ctx *ctx, const struct session_request *r, struct strv *argv,
+int session_dry_run(struct hqt_app *app, const struct session_request *r, struct strv *argv,
 		    char **err);
 
 /*
@@ -69,7 +69,7 @@ int session_dry_run(struct cmd_ctx *ctx, const struct session_request *r, struct
  * bwrap when s is sandboxed.  resume: the plugin's resume command (or spawn
  * when it has nothing to resume).  *fresh tells which one it built.
  */
-int session_argv(struct cmd_ctx *ctx, const struct db_session *s, bool resume,
+int session_argv(struct hqt_app *app, const struct db_session *s, bool resume,
 		 struct strv *argv, bool *fresh, char **err);
 
 
@@ -79,33 +79,33 @@ int session_argv(struct cmd_ctx *ctx, const struct db_session *s, bool resume,
  * uses; for `hqt doctor`, whose stand-in project is not in the database.
  * Nothing is written or prepared.  0, or -1 with *err.
  */
-int session_stand_in_argv(struct cmd_ctx *ctx, const struct harness *h, const char *dir,
+int session_stand_in_argv(struct hqt_app *app, const struct harness *h, const char *dir,
 			  bool sandboxed, struct strv *argv, char **err);
 
 /* Resume: rung 1 (the plugin's resume command, verified), else rung 2 (fresh
  * with the same harness session id).  *how gets "resumed" or "respawned". */
-int session_resume(struct cmd_ctx *ctx, const struct db_session *s, const char **how,
+int session_resume(struct hqt_app *app, const struct db_session *s, const char **how,
 		   char **err);
 
-int session_kill(struct cmd_ctx *ctx, const struct db_session *s, char **err);
+int session_kill(struct hqt_app *app, const struct db_session *s, char **err);
 /* Kill (when running) and forget. */
-int session_rm(struct cmd_ctx *ctx, const struct db_session *s, char **err);
+int session_rm(struct hqt_app *app, const struct db_session *s, char **err);
 /*
  * rm, and with it the session's worktree and branch: refused (nothing
  * done) when that would lose work (uncommitted or hidden changes, commits
  * neither merged nor pushed), unless force.  A worktree whose directory
  * vanished is pruned.
  */
-int session_remove(struct cmd_ctx *ctx, const struct db_session *s, bool force, char **err);
+int session_remove(struct hqt_app *app, const struct db_session *s, bool force, char **err);
 /* Kill every session of project `name` (project rm --force). */
-int session_kill_project(struct cmd_ctx *ctx, const char *name, char **err);
+int session_kill_project(struct hqt_app *app, const char *name, char **err);
 
 /*
  * The live status of every session in l, with a constant number of tmux
  * calls; also records exits (state and first line printed) and captures
  * harness session ids still unknown.  st has l->n entries.
  */
-int session_status_all(struct cmd_ctx *ctx, struct db_session_list *l,
+int session_status_all(struct hqt_app *app, struct db_session_list *l,
 		       enum session_status *st, char **err);
 /*
  * Add to pol the plugins' binds, as they say now: h's own (its private
@@ -127,7 +127,7 @@ void session_add_plugin_binds(const struct registry *reg, const struct harness *
  * trailing blank lines dropped, in out (one entry per line, no '\n').
  * 0; 1 when s has no window (nothing in out); -1 with *err.
  */
-int session_peek(struct cmd_ctx *ctx, const struct db_session *s, unsigned lines,
+int session_peek(struct hqt_app *app, const struct db_session *s, unsigned lines,
 		 struct strv *out, char **err);
 /* The lines of a captured text (lines ending '\n'), trailing blank ones
  * dropped, the last `lines` of them (0: all), appended to out. */
@@ -136,7 +136,7 @@ void session_screen_lines(const char *text, unsigned lines, struct strv *out);
 /* Every session (*l) and its status (*st, l->n entries), for `list` and
  * `resume --all`; the database is open (cmd_db).  0, or -1 with *err and
  * nothing to free. */
-int session_list_status(struct cmd_ctx *ctx, struct db_session_list **l,
+int session_list_status(struct hqt_app *app, struct db_session_list **l,
 			enum session_status **st, char **err);
 
 #endif

@@ -2,8 +2,8 @@
  * resume, kill, delete, new), the consent, and adding a project.  The
  * state says what; this file does the I/O and puts the result in the
  * message line. */
-#include "app.h"
-#include "cmd.h"
+#include "tui-int.h"
+#include "session.h"
 #include "consent.h"
 #include "project.h"
 #include "sandbox.h"
@@ -28,13 +28,13 @@ back_hint(struct tui *t, bool sw)
 	char *key = NULL, *where = NULL, *hint;
 	char k;
 
-	if (tmux_prefix(&t->ctx->tmux, &key, NULL) != 0)
+	if (tmux_prefix(&t->app->tmux, &key, NULL) != 0)
 		key = NULL;
 	if (!sw)
 		k = 'd';
 	else if (pane != NULL &&
-		 tmux_display(&t->ctx->tmux, pane, "#{session_name}", &where, NULL) == 0 &&
-		 strcmp(where, t->ctx->tmux.session) == 0)
+		 tmux_display(&t->app->tmux, pane, "#{session_name}", &where, NULL) == 0 &&
+		 strcmp(where, t->app->tmux.session) == 0)
 		k = 'l';  /* the TUI is a window of the same session: last-window */
 	else
 		k = 'L';  /* another session: switch-client -l */
@@ -55,7 +55,7 @@ attach_here(void *arg)
 {
 	struct attach_call *c = arg;
 
-	return tmux_attach(&c->t->ctx->tmux, c->name, true, c->err);
+	return tmux_attach(&c->t->app->tmux, c->name, true, c->err);
 }
 
 static void
@@ -74,12 +74,12 @@ attach_id(struct tui *t, long long id, enum session_status st)
 	{
 		/* Looked at: its "needs you" mark ends. */
 		char *ign = NULL;
-		(void)db_session_set_seen(t->ctx->db, id, (long long)time(NULL), &ign);
+		(void)db_session_set_seen(t->app->db, id, (long long)time(NULL), &ign);
 		free(ign);
 	}
 	/* Inside tmux on the same server the client just switches windows and
 	 * this TUI keeps its pane; otherwise it steps aside for the attach. */
-	if (tmux_attach_argv(&t->ctx->tmux, name, &argv, &envp, &sw, &err) != 0) {
+	if (tmux_attach_argv(&t->app->tmux, name, &argv, &envp, &sw, &err) != 0) {
 		state_message(&t->st, true, "%s", err);
 		free(err);
 		return;
@@ -88,9 +88,9 @@ attach_id(struct tui *t, long long id, enum session_status st)
 	strv_clear(&envp);
 	/* Where the user lands: the hqt session's status line says it too. */
 	hint = back_hint(t, sw);
-	tmux_session_hint(&t->ctx->tmux, hint, NULL);
+	tmux_session_hint(&t->app->tmux, hint, NULL);
 	if (sw) {
-		rc = tmux_attach(&t->ctx->tmux, name, true, &err);
+		rc = tmux_attach(&t->app->tmux, name, true, &err);
 	} else {
 		struct attach_call c = { t, name, &err };
 		rc = tui_step_aside(t, attach_here, &c);
@@ -115,7 +115,7 @@ resume_session(struct tui *t, const struct db_session *s)
 
 	state_message(&t->st, false, "resuming session %lld...", id);
 	tui_flush_now(t);
-	if (session_resume(t->ctx, s, &how, &err) != 0)
+	if (session_resume(t->app, s, &how, &err) != 0)
 		state_message(&t->st, true, "session %lld: %s", id, err);
 	else
 		state_message(&t->st, false, "session %lld %s", id, how);
@@ -135,7 +135,7 @@ do_kill(struct tui *t, long long id)
 		state_message(&t->st, true, "session %lld is gone already", id);
 		return;
 	}
-	if (session_kill(t->ctx, s, &err) != 0)
+	if (session_kill(t->app, s, &err) != 0)
 		state_message(&t->st, true, "session %lld: %s", id, err);
 	else
 		state_message(&t->st, false, st == SESSION_GONE ? "session %lld was not running"
@@ -154,7 +154,7 @@ do_delete(struct tui *t, long long id)
 		state_message(&t->st, true, "session %lld is gone already", id);
 		return;
 	}
-	if (session_rm(t->ctx, s, &err) != 0)
+	if (session_rm(t->app, s, &err) != 0)
 		state_message(&t->st, true, "session %lld: %s", id, err);
 	else
 		state_message(&t->st, false, "session %lld deleted", id);
@@ -167,7 +167,7 @@ static void
 new_open(struct tui *t)
 {
 	const struct db_project *p = state_selected_project(&t->st);
-	const struct sandbox_defaults *d = &t->ctx->cfg.sandbox;
+	const struct sandbox_defaults *d = &t->app->cfg.sandbox;
 	struct new_dialog_init in;
 	struct sandbox_probe pr;
 
@@ -185,7 +185,7 @@ new_open(struct tui *t)
 	in.net_default = d->net;
 	/* hqt new's checks (session.c): the top of a repository, with a
 	 * commit to branch from. */
-	in.worktree_default = t->ctx->cfg.worktree;
+	in.worktree_default = t->app->cfg.worktree;
 	in.git = worktree_repo_top(p->path);
 	in.git_commit = in.git && worktree_has_commit(p->path);
 	dialog_new_open(&t->st, &in);
@@ -225,7 +225,7 @@ new_submit(struct tui *t)
 	state_message(&t->st, false, "starting %s in %s%s...", harness, nd->project,
 		    nd->sandbox ? " (sandboxed)" : "");
 	tui_flush_now(t);
-	rc = session_create(t->ctx, &r, &id, &err);
+	rc = session_create(t->app, &r, &id, &err);
 	t->st.last_harness = nd->harness;
 	if (rc == 0)
 		state_message(&t->st, false, "session %lld started: %s in %s%s%s", id, harness,
@@ -267,7 +267,7 @@ project_submit(struct tui *t)
 	int rc;
 
 	rc = project_check(name != NULL ? name : "", expanded, &abs, &err);
-	if (rc == 0 && db_project_add(t->ctx->db, name, abs, &id, &err) != 0)
+	if (rc == 0 && db_project_add(t->app->db, name, abs, &id, &err) != 0)
 		rc = PROJECT_BAD_NAME;  /* a duplicate name, most likely */
 	if (rc != 0) {
 		state_message(&t->st, true, "%s", err != NULL ? err : "cannot add the project");

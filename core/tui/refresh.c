@@ -9,8 +9,8 @@
  * when one of those moved, or the selection did, is that one pane captured
  * (one tmux process).  Nothing is captured while the preview is hidden or
  * does not fit. */
-#include "app.h"
-#include "cmd.h"
+#include "tui-int.h"
+#include "session.h"
 #include "util.h"
 
 #include <stdio.h>
@@ -104,7 +104,7 @@ tui_refresh(struct tui *t)
 	struct db_project_list *pl = t->st.projects;
 	struct db_session_list *sl = t->st.sessions;
 	struct tmux_panes panes = { NULL, 0 };
-	unsigned long long fp = 0, stamp = db_stamp(db_path(t->ctx->db));
+	unsigned long long fp = 0, stamp = db_stamp(db_path(t->app->db));
 	long long newest = 0, now = tui_now_ms();
 	enum session_status *st;
 	bool have_fp = false, changed = false, stale = now - t->last_full >= FULL_MS;
@@ -115,12 +115,12 @@ tui_refresh(struct tui *t)
 	/* The database first, only when it changed: an unchanged one costs
 	 * two stat() calls instead of two queries. */
 	if (sl == NULL || stamp != t->db_stamp || stale) {
-		if (db_project_list(t->ctx->db, &pl, &err) != 0) {
+		if (db_project_list(t->app->db, &pl, &err) != 0) {
 			refresh_error(t, "cannot read projects", err);
 			free(err);
 			return true;
 		}
-		if (db_session_list(t->ctx->db, 0, &sl, &err) != 0) {
+		if (db_session_list(t->app->db, 0, &sl, &err) != 0) {
 			refresh_error(t, "cannot read sessions", err);
 			free(err);
 			db_project_list_free(pl);
@@ -139,7 +139,7 @@ tui_refresh(struct tui *t)
 	 * one list-panes is enough.  A full read still happens every
 	 * FULL_MS, for harness ids still to be captured.
 	 */
-	if (sl->n > 0 && tmux_list_panes(&t->ctx->tmux, &panes, &err) == 0) {
+	if (sl->n > 0 && tmux_list_panes(&t->app->tmux, &panes, &err) == 0) {
 		fp = panes_fingerprint(&panes, &newest);
 		have_fp = true;
 	}
@@ -155,7 +155,7 @@ tui_refresh(struct tui *t)
 	    (long long)time(NULL) - newest > QUIET_SECONDS && !stale) {
 		memcpy(st, t->st.status, sl->n * sizeof *st);
 		t->quick_refreshes++;
-	} else if (sl->n > 0 && session_status_all(t->ctx, sl, st, &err) != 0) {
+	} else if (sl->n > 0 && session_status_all(t->app, sl, st, &err) != 0) {
 		/* A constant number of tmux calls, however many sessions. */
 		refresh_error(t, "cannot read the status from tmux", err);
 		free(err);
@@ -297,7 +297,7 @@ tui_preview_update(struct tui *t)
 	if (preview_current(p, s->id, tp))
 		return false;
 	p->captures++;
-	if (tmux_capture(&t->ctx->tmux, tp->pane_id, tp->dead ? DEAD_HISTORY : 0, &text,
+	if (tmux_capture(&t->app->tmux, tp->pane_id, tp->dead ? DEAD_HISTORY : 0, &text,
 			 &err) != 0) {
 		changed = set_note(p, s->id, PREVIEW_NOTE,
 				   xstrdup(err != NULL ? err : "tmux: capture-pane failed"));
@@ -324,7 +324,7 @@ tui_preview_update(struct tui *t)
 	/* Previewed is looked at: a "needs you" since before now is seen. */
 	if (s->attention_since != 0 && s->seen_at < s->attention_since) {
 		char *ign = NULL;
-		(void)db_session_set_seen(t->ctx->db, s->id, (long long)time(NULL), &ign);
+		(void)db_session_set_seen(t->app->db, s->id, (long long)time(NULL), &ign);
 		free(ign);
 	}
 	return changed;

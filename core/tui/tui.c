@@ -4,8 +4,9 @@
  * to the state (state_key) and its action to actions.c, and draws only
  * what changed. */
 #include "tui.h"
+#include "tui-int.h"
 #include "app.h"
-#include "cmd.h"
+#include "log.h"
 #include "process.h"
 #include "util.h"
 
@@ -133,8 +134,9 @@ signals_restore(void)
 	sigaction(SIGWINCH, &old_winch, NULL);
 }
 
-/* ---- stderr: while curses owns the terminal, its lines go to the message
- * line (cmd_warn, a plugin, a tmux client), never onto the screen ---- */
+/* ---- stderr: while curses owns the terminal, what others write there (a
+ * plugin, a tmux client) goes to the message line, never onto the screen;
+ * hqt's own warnings come from the app (app_take_warnings) ---- */
 
 static int saved_stderr = -1;
 static int errpipe = -1;
@@ -226,6 +228,21 @@ errcap_to_message(struct tui *t)
 		state_message(&t->st, true, "%s", line);
 	}
 	free(text);
+}
+
+/* The warnings the app collected (loading the plugins, an action): the
+ * last one on the message line, each in the log. */
+static void
+warnings_to_message(struct tui *t)
+{
+	struct strv w = STRV_INIT;
+
+	app_take_warnings(t->app, &w);
+	for (size_t i = 0; i < w.n; i++)
+		hqt_log("warning: %s", w.v[i]);
+	if (w.n > 0)
+		state_message(&t->st, true, "warning: %s", w.v[w.n - 1]);
+	strv_clear(&w);
 }
 
 /* ---- the terminal ---- */
@@ -340,6 +357,7 @@ static void
 handle_key(struct tui *t, int key)
 {
 	tui_act(t, state_key(&t->st, key));
+	warnings_to_message(t);
 }
 
 /*
@@ -395,6 +413,7 @@ loop(struct tui *t)
 			dirty = true;
 		if (dirty) {
 			errcap_to_message(t);
+			warnings_to_message(t);
 			draw_compose(&t->st, &t->frame);
 			frame_flush(&t->frame);
 			dirty = false;
@@ -461,49 +480,51 @@ write_stats(const struct tui *t)
 }
 
 int
-tui_run(struct cmd_ctx *ctx)
+tui_run(struct hqt_app *app, char **err)
 {
 	struct tui t;
-	char *err = NULL;
-	int rc = EXIT_OK;
+	int rc = 0;
 
 	memset(&t, 0, sizeof t);
-	t.ctx = ctx;
+	t.app = app;
 	frame_init(&t.frame);
 	state_init(&t.st, NULL, 0);
 	if (pipe2(wake_pipe, O_CLOEXEC | O_NONBLOCK) != 0) {
-		cmd_error("cannot create a pipe: %s", strerror(errno));
-		return EXIT_FAIL;
+		*err = xasprintf("cannot create a pipe: %s", strerror(errno));
+		return -1;
 	}
-	/* Load everything before the screen is taken; what it prints (plugin
-	 * warnings, say) is shown in the message line. */
+	/* Load everything before the screen is taken; its warnings (a plugin
+	 * refused, say) are shown in the message line. */
 	errcap_start();
-	if (cmd_config(ctx) != 0 || cmd_db(ctx) != 0 || cmd_tmux(ctx) != 0) {
+	if (app_config(app, err) != 0 || app_db(app, err) != 0 || app_tmux(app, err) != 0) {
 		errcap_stop();
-		rc = EXIT_FAIL;
+		rc = -1;
 		goto out;
 	}
-	cmd_registry(ctx);
+	char *reg_err = NULL;
+	if (app_registry(app, &reg_err) != 0) {
+		app_warn(app, "%s", reg_err);
+		free(reg_err);
+	}
 	/* Looked up on PATH once, not at every refresh's tmux call. */
-	if (ctx->tmux.bin == NULL)
-		ctx->tmux.bin = find_in_path("tmux", NULL);
+	if (app->tmux.bin == NULL)
+		app->tmux.bin = find_in_path("tmux", NULL);
 	/* The state knows the harnesses by name only. */
-	t.harness_names = xcalloc(ctx->reg.nharnesses + 1, sizeof *t.harness_names);
-	for (size_t i = 0; i < ctx->reg.nharnesses; i++)
-		t.harness_names[i] = ctx->reg.harnesses[i].name;
+	t.harness_names = xcalloc(app->reg.nharnesses + 1, sizeof *t.harness_names);
+	for (size_t i = 0; i < app->reg.nharnesses; i++)
+		t.harness_names[i] = app->reg.harnesses[i].name;
 	t.st.harnesses = t.harness_names;
-	t.st.nharnesses = ctx->reg.nharnesses;
+	t.st.nharnesses = app->reg.nharnesses;
 	signals_install();
-	if (term_start(&err) != 0) {
+	if (term_start(err) != 0) {
 		signals_restore();
 		errcap_stop();
-		cmd_error("%s", err);
-		free(err);
-		rc = EXIT_FAIL;
+		rc = -1;
 		goto out;
 	}
 	fatal_install();
 	errcap_to_message(&t);
+	warnings_to_message(&t);
 	term_resize(&t);
 	loop(&t);
 	term_stop();

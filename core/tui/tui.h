@@ -3,9 +3,11 @@
 #ifndef HQT_TUI_H
 #define HQT_TUI_H
 
-struct cmd_ctx;
+struct hqt_app;
 
-/* Run the TUI on the terminal (stdin/stdout).  Returns an exit code. */
-int tui_run(struct cmd_ctx *ctx);
+/* Run the TUI on the terminal (stdin/stdout) until the user quits: 0, or
+ * 128 + the signal that ended it; -1 with *err (caller frees) when it
+ * could not start (nothing loaded, no terminal). */
+int tui_run(struct hqt_app *app, char **err);
 
 #endif

@@ -1,17 +1,17 @@
-/* app.h: the running TUI: the state, the frame, and what the I/O side keeps
+/* tui-int.h: the running TUI: the state, the frame, and what the I/O side keeps
  * between refreshes.  refresh.c reads (database, tmux), actions.c does what
  * a key asked (the session service), tui.c owns the terminal and the loop. */
-#ifndef HQT_TUI_APP_H
-#define HQT_TUI_APP_H
+#ifndef HQT_TUI_INT_H
+#define HQT_TUI_INT_H
 
 #include "draw.h"
 #include "state.h"
 #include "tmux.h"
 
-struct cmd_ctx;
+struct hqt_app;
 
 struct tui {
-	struct cmd_ctx *ctx;
+	struct hqt_app *app;
 	struct tui_state st;
 	struct frame frame;
 	const char **harness_names;         /* st.harnesses: the registry's names */
