@@ -24,7 +24,7 @@
 /* ---- the builders plugins write into ---- */
 
 void
-cmd_init(struct hqt_cmd *cmd)
+hqt_cmd_init(struct hqt_cmd *cmd)
 {
 	strv_init(&cmd->argv);
 	strv_init(&cmd->env);
@@ -32,7 +32,7 @@ cmd_init(struct hqt_cmd *cmd)
 }
 
 void
-cmd_clear(struct hqt_cmd *cmd)
+hqt_cmd_clear(struct hqt_cmd *cmd)
 {
 	if (cmd == NULL)
 		return;
@@ -590,6 +590,23 @@ registry_harness(const struct registry *reg, const char *name)
 
 /* ---- calls into a plugin ---- */
 
+/* A plugin of ABI 1.0 to 1.3 said "the harness picks its own id" and
+ * "found" with 1, and "not yet" with 0 (plugin.h). */
+static bool
+abi_before_1_4(const struct harness *h)
+{
+	return h->plugin->desc->abi_minor < 4;
+}
+
+/* A return value the call does not have is an error, said as such. */
+static int
+unknown_value(int rc, struct hqt_error *perr)
+{
+	if (perr->msg == NULL)
+		perr->msg = xasprintf("the plugin returned %d, which that call does not return", rc);
+	return -1;
+}
+
 static int
 finish(int rc, struct hqt_error *perr, const struct harness *h, const char *what, char **err)
 {
@@ -607,6 +624,8 @@ harness_build_spawn(const struct harness *h, const struct hqt_request *req,
 	struct hqt_error perr = { NULL };
 	int rc = h->plugin->desc->build_spawn(&h->ctx, req, out, &perr);
 
+	if (rc > 0)
+		rc = unknown_value(rc, &perr);
 	if (rc == 0 && out->argv.n == 0)
 		rc = -1, perr.msg = perr.msg ? perr.msg : xstrdup("plugin built an empty command");
 	return finish(rc < 0 ? -1 : 0, &perr, h, "cannot build the command", err);
@@ -619,6 +638,8 @@ harness_build_resume(const struct harness *h, const struct hqt_request *req,
 	struct hqt_error perr = { NULL };
 	int rc = h->plugin->desc->build_resume(&h->ctx, req, out, &perr);
 
+	if (rc != HQT_OK && rc != HQT_FRESH && rc >= 0)
+		rc = unknown_value(rc, &perr);
 	if (rc == HQT_OK && out->argv.n == 0)
 		rc = -1, perr.msg = perr.msg ? perr.msg : xstrdup("plugin built an empty command");
 	return finish(rc, &perr, h, "cannot build the resume command", err);
@@ -635,6 +656,12 @@ harness_generate_id(const struct harness *h, char **id, char **err)
 	if (h->plugin->desc->generate_session_id == NULL)
 		return 1;
 	rc = h->plugin->desc->generate_session_id(&h->ctx, buf, sizeof buf, &perr);
+	if (rc == 1 && abi_before_1_4(h))
+		rc = HQT_NONE;
+	if (rc == HQT_NONE)
+		rc = 1;
+	else if (rc > 0)
+		rc = unknown_value(rc, &perr);
 	if (rc == HQT_OK) {
 		buf[sizeof buf - 1] = '\0';
 		if (buf[0] == '\0')
@@ -658,6 +685,14 @@ harness_capture_id(const struct harness *h, const struct hqt_request *req, char 
 	    !(h->plugin->desc->flags & HQT_PLUGIN_CAPTURES_SESSION_ID))
 		return 0;
 	rc = h->plugin->desc->capture_session_id(&h->ctx, req, buf, sizeof buf, &perr);
+	if (abi_before_1_4(h) && (rc == 0 || rc == 1))
+		rc = rc == 1 ? HQT_OK : HQT_NOT_YET;
+	if (rc == HQT_NOT_YET)
+		rc = 0;
+	else if (rc == HQT_OK)
+		rc = 1;
+	else if (rc >= 0)
+		rc = unknown_value(rc, &perr);
 	if (rc == 1) {
 		buf[sizeof buf - 1] = '\0';
 		if (buf[0] == '\0')

@@ -30,8 +30,8 @@ struct hqt_error {
 	char *msg;
 };
 
-void cmd_init(struct hqt_cmd *cmd);
-void cmd_clear(struct hqt_cmd *cmd);
+void hqt_cmd_init(struct hqt_cmd *cmd);
+void hqt_cmd_clear(struct hqt_cmd *cmd);
 void binds_clear(struct hqt_binds *b);
 void binds_add(struct hqt_binds *b, const char *path, unsigned flags);
 

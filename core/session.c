@@ -158,7 +158,7 @@ struct plan {
 static void
 plan_free(struct plan *p)
 {
-	cmd_clear(&p->cmd);
+	hqt_cmd_clear(&p->cmd);
 	sandbox_policy_free(&p->policy);
 	free(p->home);
 	free(p->private_home);
@@ -234,7 +234,7 @@ plan(struct hqt_app *app, const struct db_session *s, bool resume, char *const *
 	int rc;
 
 	memset(p, 0, sizeof *p);
-	cmd_init(&p->cmd);
+	hqt_cmd_init(&p->cmd);
 	sandbox_policy_init(&p->policy);
 	if (h == NULL)
 		return -1;
@@ -252,8 +252,8 @@ plan(struct hqt_app *app, const struct db_session *s, bool resume, char *const *
 	if (rc < 0)
 		goto fail;
 	if (rc == 1) {
-		cmd_clear(&p->cmd);
-		cmd_init(&p->cmd);
+		hqt_cmd_clear(&p->cmd);
+		hqt_cmd_init(&p->cmd);
 		p->fresh = true;
 		if (harness_build_spawn(h, &req, &p->cmd, err) != 0)
 			goto fail;

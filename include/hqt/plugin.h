@@ -28,8 +28,9 @@ extern "C" {
 #endif
 
 #define HQT_PLUGIN_ABI_MAJOR 1
-#define HQT_PLUGIN_ABI_MINOR 3  /* 1: HQT_BIND_PROJECT; 2: HQT_BIND_STATE, state_root;
-				  3: events (event_file, event_command, parse_event) */
+#define HQT_PLUGIN_ABI_MINOR 4  /* 1: HQT_BIND_PROJECT; 2: HQT_BIND_STATE, state_root;
+				  3: events (event_file, event_command, parse_event);
+				  4: one meaning per return value (HQT_NONE, HQT_NOT_YET) */
 
 #define HQT_PLUGIN_ENTRY "hqt_plugin_query"
 
@@ -157,10 +158,16 @@ struct hqt_request {
  * ms), read by the host from the line's start. */
 #define HQT_EVENT_TIME_KEY    "hqt_at"
 
-/* Return values of build_resume and generate_session_id. */
-#define HQT_OK        0
-#define HQT_FRESH     1   /* nothing to resume: the host spawns fresh */
-#define HQT_NONE      1   /* generate_session_id: the harness picks its own */
+/*
+ * What the plugin calls that return int return, one meaning per value.
+ * ABI 1.4; before it HQT_NONE was 1, like HQT_FRESH, and capture_session_id
+ * returned 1 when found and 0 when not yet: the host reads a plugin of an
+ * older minor that way still.
+ */
+#define HQT_OK        0   /* done: configured, built, the id written */
+#define HQT_FRESH     1   /* build_resume: nothing to resume; the host spawns fresh */
+#define HQT_NONE      2   /* generate_session_id: the harness picks its own */
+#define HQT_NOT_YET   3   /* capture_session_id: no id to be found yet */
 #define HQT_ERROR    (-1) /* with host->set_error */
 
 struct hqt_host_api {
@@ -229,7 +236,7 @@ struct hqt_plugin {
 	/* Optional. Write a new id into buf; HQT_OK, HQT_NONE or HQT_ERROR. */
 	int (*generate_session_id)(const struct hqt_ctx *ctx, char *buf, size_t len,
 				   struct hqt_error *err);
-	/* Optional. 1 found (id in buf), 0 not yet, HQT_ERROR. */
+	/* Optional. HQT_OK (the id in buf), HQT_NOT_YET or HQT_ERROR. */
 	int (*capture_session_id)(const struct hqt_ctx *ctx,
 				  const struct hqt_request *req, char *buf,
 				  size_t len, struct hqt_error *err);

@@ -451,7 +451,7 @@ capture_session_id(const struct hqt_ctx *ctx, const struct hqt_request *req,
 	time_t t = (time_t)(req->spawned_at - 24 * 60 * 60);
 	struct found f = {NULL, 0};
 	struct tm tm;
-	int ret = 0;
+	int ret = HQT_NOT_YET;
 
 	if (gmtime_r(&t, &tm)) {
 		long min_day = (tm.tm_year + 1900L) * 10000 + (tm.tm_mon + 1) * 100 + tm.tm_mday;

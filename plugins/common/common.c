@@ -309,7 +309,7 @@ id_copy(const char *id, char *buf, size_t len, struct hqt_error *err)
 		return HQT_ERROR;
 	}
 	memcpy(buf, id, strlen(id) + 1);
-	return 1;
+	return HQT_OK;
 }
 
 char *

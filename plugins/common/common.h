@@ -72,7 +72,7 @@ bool is_uuid(const char *s);
 /* A harness's own id that is safe as an argv word after a flag: [A-Za-z0-9._-],
  * starting with a letter or digit. */
 bool id_ok(const char *s);
-/* Copy a found id into the host's buffer: 1, or HQT_ERROR if it does not fit. */
+/* Copy a found id into the host's buffer: HQT_OK, or HQT_ERROR if it does not fit. */
 int id_copy(const char *id, char *buf, size_t len, struct hqt_error *err);
 
 /* "~" and "~/x" against ctx->home; anything else copied.  Caller frees. */

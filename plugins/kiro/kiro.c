@@ -179,7 +179,7 @@ capture_session_id(const struct hqt_ctx *ctx, const struct hqt_request *req,
 	struct dirent *e;
 	char *best = NULL;
 	int64_t best_born = 0;
-	int ret = 0;
+	int ret = HQT_NOT_YET;
 
 	while (d && (e = readdir(d))) {
 		size_t n = strlen(e->d_name), k = strlen(SESSION_SUFFIX);

@@ -26,6 +26,61 @@ spawn(const struct hqt_ctx *ctx, const struct hqt_request *req, struct hqt_cmd *
 #define FIXTURE_NAME "fixture"
 #endif
 
+#if defined(FIXTURE_RETURNS)
+/*
+ * The return values of the id calls, as FIXTURE_RETURNS's ABI minor means
+ * them: before 1.4, 1 was both "the harness picks its own id" and "found",
+ * and 0 "not yet"; from 1.4 each has a value of its own.  The id asked for
+ * is in the project path's last part: "found", "later", "none", "odd".
+ */
+static const char *
+wish(const struct hqt_request *req)
+{
+	const char *p = req->project_path, *slash = p;
+
+	for (; *p != '\0'; p++)
+		if (*p == '/')
+			slash = p + 1;
+	return slash;
+}
+
+static int
+same(const char *a, const char *b)
+{
+	while (*a != '\0' && *a == *b)
+		a++, b++;
+	return *a == *b;
+}
+
+static int
+generate(const struct hqt_ctx *ctx, char *buf, size_t len, struct hqt_error *err)
+{
+	(void)ctx;
+	(void)buf;
+	(void)len;
+	(void)err;
+	return FIXTURE_RETURNS < 4 ? 1 : HQT_NONE;
+}
+
+static int
+capture(const struct hqt_ctx *ctx, const struct hqt_request *req, char *buf, size_t len,
+	struct hqt_error *err)
+{
+	const char *id = "0b0e6a3c-9f0e-4c1a-8d5e-2f1c3b4a5d6e";
+
+	(void)ctx;
+	(void)err;
+	if (same(wish(req), "odd"))
+		return 7;
+	if (!same(wish(req), "found"))
+		return FIXTURE_RETURNS < 4 ? 0 : HQT_NOT_YET;
+	for (size_t i = 0; i < len; i++)
+		if ((buf[i] = id[i]) == '\0')
+			break;
+	return FIXTURE_RETURNS < 4 ? 1 : HQT_OK;
+}
+#endif
+
 #if defined(DEFECT_SMALL)
 /* An old or broken plugin whose descriptor stops before build_spawn. */
 struct small_desc {
@@ -46,6 +101,8 @@ static const struct hqt_plugin desc = {
 #endif
 #if defined(DEFECT_MINOR)
 	.abi_minor = HQT_PLUGIN_ABI_MINOR + 1,
+#elif defined(FIXTURE_RETURNS)
+	.abi_minor = FIXTURE_RETURNS,
 #else
 	.abi_minor = HQT_PLUGIN_ABI_MINOR,
 #endif
@@ -64,6 +121,11 @@ static const struct hqt_plugin desc = {
 	.build_spawn = spawn,
 #endif
 	.build_resume = spawn,
+#if defined(FIXTURE_RETURNS)
+	.flags = HQT_PLUGIN_CAPTURES_SESSION_ID,
+	.generate_session_id = generate,
+	.capture_session_id = capture,
+#endif
 #if defined(DEFECT_SHORT)
 	/* A descriptor that says it ends right after build_resume (an older
 	 * plugin, or a lie), with junk where the later fields would be: the

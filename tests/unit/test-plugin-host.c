@@ -164,11 +164,11 @@ Test(plugin_host, every_bad_fixture_refused_with_its_reason_good_ones_load)
 	struct hqt_request req = { .struct_size = sizeof req, .project_path = "/srv/p" };
 	struct hqt_cmd cmd;
 	char *err = NULL;
-	cmd_init(&cmd);
+	hqt_cmd_init(&cmd);
 	cr_assert_eq(harness_build_spawn(h, &req, &cmd, &err), 0);
 	cr_expect_str_eq(cmd.argv.v[0], "true");
 	cr_expect_str_eq(cmd.cwd, "/srv/p");
-	cmd_clear(&cmd);
+	hqt_cmd_clear(&cmd);
 	registry_free(&reg);
 	config_free(&cfg);
 	free(sub);
@@ -202,6 +202,46 @@ Test(plugin_host, short_descriptor_reads_nothing_past_it)
 	cr_expect_eq(harness_capture_id(h, &req, &cap, &err), 0);
 	registry_free(&reg);
 	config_free(&cfg);
+}
+
+/* The id calls' return values, each meaning one thing from ABI 1.4; a
+ * plugin of 1.3 still read its way (1: "the harness picks" and "found",
+ * 0: "not yet"); a value a call does not return is an error. */
+static void
+expect_returns(const char *fixture)
+{
+	struct registry reg;
+	struct config cfg;
+	char *name = fmt("fixture_%s", fixture), *id = NULL, *err = NULL;
+
+	add_fixture(fixture, NULL, 0755);
+	load(&reg, &cfg, "*");
+	const struct harness *h = registry_harness(&reg, name);
+	cr_assert_not_null(h, "%s: %s", name, reg.nrefused ? reg.refused[0].reason : "");
+	cr_expect_eq(harness_generate_id(h, &id, &err), 1, "%s: %s", name, err ? err : "");
+	cr_expect_null(id);
+	struct hqt_request req = { .struct_size = sizeof req, .project_path = "/srv/found" };
+	cr_expect_eq(harness_capture_id(h, &req, &id, &err), 1, "%s: %s", name, err ? err : "");
+	cr_expect_str_eq(id ? id : "", "0b0e6a3c-9f0e-4c1a-8d5e-2f1c3b4a5d6e", "%s", name);
+	free(id);
+	id = NULL;
+	req.project_path = "/srv/later";
+	cr_expect_eq(harness_capture_id(h, &req, &id, &err), 0, "%s: %s", name, err ? err : "");
+	cr_expect_null(id);
+	req.project_path = "/srv/odd";
+	cr_expect_eq(harness_capture_id(h, &req, &id, &err), -1, "%s", name);
+	cr_expect(err != NULL && strstr(err, "returned 7") != NULL, "%s: %s", name,
+		  err ? err : "(none)");
+	free(err);
+	free(name);
+	registry_free(&reg);
+	config_free(&cfg);
+}
+
+Test(plugin_host, return_values_of_abi_1_4_and_of_1_3)
+{
+	expect_returns("returns14");
+	expect_returns("returns13");
 }
 
 Test(plugin_host, foreign_owner_refused)

@@ -94,7 +94,7 @@ spawn(struct hqt_cmd *cmd, const char *name, struct hqt_request req)
 {
 	char *err = NULL;
 
-	cmd_init(cmd);
+	hqt_cmd_init(cmd);
 	cr_assert_eq(harness_build_spawn(harness(name), &req, cmd, &err), 0, "%s", err);
 	cr_expect_str_eq(cmd->cwd, project);
 }
@@ -106,7 +106,7 @@ resume(struct hqt_cmd *cmd, const char *name, struct hqt_request req)
 	char *err = NULL;
 	int rc;
 
-	cmd_init(cmd);
+	hqt_cmd_init(cmd);
 	rc = harness_build_resume(harness(name), &req, cmd, &err);
 	cr_assert(rc == 0 || rc == 1, "%s", err);
 	if (rc == 0)
@@ -123,9 +123,9 @@ spawn_error(const char *name, struct hqt_request req)
 	struct hqt_cmd cmd;
 	char *err = NULL;
 
-	cmd_init(&cmd);
+	hqt_cmd_init(&cmd);
 	cr_assert_eq(harness_build_spawn(harness(name), &req, &cmd, &err), -1);
-	cmd_clear(&cmd);
+	hqt_cmd_clear(&cmd);
 	cr_assert_not_null(err);
 	return err;
 }
@@ -186,7 +186,7 @@ Test(plugins, claude_spawn_argv)
 	spawn(&c, "claude", request(ID, NULL, 0, 1000));
 	expect_words(&c.argv, "claude", "--session-id", ID, NULL);
 	expect_words(&c.env, NULL);
-	cmd_clear(&c);
+	hqt_cmd_clear(&c);
 
 	spawn(&c, "claude", request(ID, "opus", 1, 1000));
 	/* sandboxed: the skip flag and the acceptance of its warning (hqt
@@ -194,7 +194,7 @@ Test(plugins, claude_spawn_argv)
 	expect_words(&c.argv, "claude", "--session-id", ID, "--model", "opus",
 		     "--dangerously-skip-permissions", "--settings", "{\"skipDangerousModePermissionPrompt\":true}", NULL);
 	expect_words(&c.env, NULL);
-	cmd_clear(&c);
+	hqt_cmd_clear(&c);
 }
 
 Test(plugins, claude_is_sandbox_only_for_root_in_a_sandbox)
@@ -205,12 +205,12 @@ Test(plugins, claude_is_sandbox_only_for_root_in_a_sandbox)
 	expect_words(&c.argv, "claude", "--session-id", ID, "--dangerously-skip-permissions",
 		     "--settings", "{\"skipDangerousModePermissionPrompt\":true}", NULL);
 	expect_words(&c.env, "IS_SANDBOX=1", NULL);
-	cmd_clear(&c);
+	hqt_cmd_clear(&c);
 
 	spawn(&c, "claude", request(ID, NULL, 0, 0));
 	expect_words(&c.argv, "claude", "--session-id", ID, NULL);
 	expect_words(&c.env, NULL);
-	cmd_clear(&c);
+	hqt_cmd_clear(&c);
 }
 
 Test(plugins, claude_resumes_only_with_a_transcript)
@@ -221,20 +221,20 @@ Test(plugins, claude_resumes_only_with_a_transcript)
 	char *mine = fmt("%s/.claude/projects/-srv-project/%s.jsonl", home, ID);
 
 	cr_expect_eq(resume(&c, "claude", request(ID, "sonnet", 0, 1000)), 1);
-	cmd_clear(&c);
+	hqt_cmd_clear(&c);
 	write_file(other, "{}\n", 0600);
 	cr_expect_eq(resume(&c, "claude", request(ID, "sonnet", 0, 1000)), 1);
-	cmd_clear(&c);
+	hqt_cmd_clear(&c);
 
 	write_file(mine, "{}\n", 0600);
 	cr_assert_eq(resume(&c, "claude", request(ID, "sonnet", 0, 1000)), 0);
 	expect_words(&c.argv, "claude", "--resume", ID, "--model", "sonnet", NULL);
-	cmd_clear(&c);
+	hqt_cmd_clear(&c);
 	cr_assert_eq(resume(&c, "claude", request(ID, NULL, 1, 0)), 0);
 	expect_words(&c.argv, "claude", "--resume", ID, "--dangerously-skip-permissions",
 		     "--settings", "{\"skipDangerousModePermissionPrompt\":true}", NULL);
 	expect_words(&c.env, "IS_SANDBOX=1", NULL);
-	cmd_clear(&c);
+	hqt_cmd_clear(&c);
 	free(other);
 	free(mine);
 }
@@ -351,23 +351,23 @@ Test(plugins, codex_spawn_and_resume_argv)
 	spawn(&c, "codex", request(NULL, NULL, 0, 1000));
 	expect_words(&c.argv, "codex", "--no-daemon", NULL);
 	expect_words(&c.env, NULL);
-	cmd_clear(&c);
+	hqt_cmd_clear(&c);
 	spawn(&c, "codex", request(NULL, "gpt-5", 1, 0));
 	expect_words(&c.argv, "codex", "--no-daemon", "-m", "gpt-5",
 		     "--dangerously-bypass-approvals-and-sandbox",
 		     NULL);
 	expect_words(&c.env, NULL);
-	cmd_clear(&c);
+	hqt_cmd_clear(&c);
 
 	cr_expect_eq(resume(&c, "codex", request(NULL, "gpt-5", 1, 1000)), 1);
-	cmd_clear(&c);
+	hqt_cmd_clear(&c);
 	cr_assert_eq(resume(&c, "codex", request("019a2b3c-aaaa", NULL, 0, 1000)), 0);
 	expect_words(&c.argv, "codex", "resume", "019a2b3c-aaaa", "--no-daemon", NULL);
-	cmd_clear(&c);
+	hqt_cmd_clear(&c);
 	cr_assert_eq(resume(&c, "codex", request("019a2b3c-aaaa", "o3", 1, 1000)), 0);
 	expect_words(&c.argv, "codex", "resume", "019a2b3c-aaaa", "--no-daemon", "-m", "o3",
 		     "--dangerously-bypass-approvals-and-sandbox", NULL);
-	cmd_clear(&c);
+	hqt_cmd_clear(&c);
 }
 
 Test(plugins, codex_refuses_an_id_that_reads_as_a_flag)
@@ -376,11 +376,11 @@ Test(plugins, codex_refuses_an_id_that_reads_as_a_flag)
 	struct hqt_request req = request("--yolo", NULL, 0, 1000);
 	char *err = NULL;
 
-	cmd_init(&c);
+	hqt_cmd_init(&c);
 	cr_expect_eq(harness_build_resume(harness("codex"), &req, &c, &err), -1);
 	cr_expect(err && strstr(err, "bad codex session id"), "%s", err);
 	free(err);
-	cmd_clear(&c);
+	hqt_cmd_clear(&c);
 }
 
 Test(plugins, codex_home_binds_and_env)
@@ -430,7 +430,7 @@ Test(plugins, codex_home_binds_and_env)
 	free(mcp);
 	spawn(&c, "codex", request(NULL, NULL, 1, 1000));
 	expect_words(&c.env, env, NULL);
-	cmd_clear(&c);
+	hqt_cmd_clear(&c);
 	binds_clear(&b);
 	strv_clear(&flags);
 	free(alt);
@@ -446,19 +446,19 @@ Test(plugins, kiro_spawn_and_resume_argv)
 
 	spawn(&c, "kiro", request(NULL, NULL, 0, 1000));
 	expect_words(&c.argv, "kiro-cli", "chat", NULL);
-	cmd_clear(&c);
+	hqt_cmd_clear(&c);
 	spawn(&c, "kiro", request(NULL, "claude-sonnet-4", 1, 0));
 	expect_words(&c.argv, "kiro-cli", "chat", "--model", "claude-sonnet-4",
 		     "--trust-all-tools", NULL);
 	expect_words(&c.env, NULL);
-	cmd_clear(&c);
+	hqt_cmd_clear(&c);
 
 	cr_assert_eq(resume(&c, "kiro", request(NULL, "m1", 0, 1000)), 0);
 	expect_words(&c.argv, "kiro-cli", "chat", "--resume", "--model", "m1", NULL);
-	cmd_clear(&c);
+	hqt_cmd_clear(&c);
 	cr_assert_eq(resume(&c, "kiro", request(ID, NULL, 1, 1000)), 0);
 	expect_words(&c.argv, "kiro-cli", "chat", "--resume-id", ID, "--trust-all-tools", NULL);
-	cmd_clear(&c);
+	hqt_cmd_clear(&c);
 }
 
 Test(plugins, kiro_binds_follow_xdg_data_home)
@@ -507,7 +507,7 @@ Test(plugins, kiro_binds_follow_xdg_data_home)
 	expect_bind(&b, "/srv/data/kiro-cli", HQT_BIND_STATE);
 	spawn(&c, "kiro", request(NULL, NULL, 1, 1000));
 	expect_words(&c.env, "XDG_DATA_HOME=/srv/data", NULL);
-	cmd_clear(&c);
+	hqt_cmd_clear(&c);
 	binds_clear(&b);
 	strv_clear(&flags);
 }
@@ -541,15 +541,15 @@ Test(plugins, generic_builds_from_its_section)
 	spawn(&c, "aider", request(NULL, NULL, 0, 1000));
 	expect_words(&c.argv, "aider", "--no-auto-commits", NULL);
 	expect_words(&c.env, "AIDER_DARK_MODE=1", "EMPTY=", NULL);
-	cmd_clear(&c);
+	hqt_cmd_clear(&c);
 	spawn(&c, "aider", request(NULL, "sonnet", 1, 1000));
 	expect_words(&c.argv, "aider", "--no-auto-commits", "--model", "sonnet", "--yes-always",
 		     "--no-check-update", NULL);
-	cmd_clear(&c);
+	hqt_cmd_clear(&c);
 	cr_assert_eq(resume(&c, "aider", request(NULL, NULL, 1, 1000)), 0);
 	expect_words(&c.argv, "aider", "--restore-chat-history", "--yes-always",
 		     "--no-check-update", NULL);
-	cmd_clear(&c);
+	hqt_cmd_clear(&c);
 
 	harness_skip_flags(harness("aider"), &flags);
 	expect_words(&flags, "--yes-always", "--no-check-update", NULL);
@@ -573,9 +573,9 @@ Test(plugins, generic_minimal_section)
 	spawn(&c, "plain", request(NULL, NULL, 1, 0));
 	expect_words(&c.argv, "plain-agent", NULL);
 	expect_words(&c.env, NULL);
-	cmd_clear(&c);
+	hqt_cmd_clear(&c);
 	cr_expect_eq(resume(&c, "plain", request(NULL, NULL, 0, 1000)), 1);
-	cmd_clear(&c);
+	hqt_cmd_clear(&c);
 	err = spawn_error("plain", request(NULL, "gpt-5", 0, 1000));
 	cr_expect(strstr(err, "model_flag") != NULL, "%s", err);
 	free(err);
@@ -625,7 +625,7 @@ Test(plugins, hostile_model_stays_one_word)
 			  all[i].harness);
 		cr_expect_str_eq(c.argv.v[at + 1], HOSTILE, "%s", all[i].harness);
 		cr_expect_eq((size_t)at + 2, c.argv.n, "%s", all[i].harness);
-		cmd_clear(&c);
+		hqt_cmd_clear(&c);
 
 		char *err = spawn_error(all[i].harness, request(ID, "--dangerously-skip-permissions",
 								0, 1000));
