@@ -6,6 +6,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <limits.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -466,6 +467,28 @@ push_display(struct strv *a, const char *target)
 	strv_push(a, WINDOW_FORMAT);
 }
 
+/*
+ * Whether the shell a new tmux server would give the home window exits at
+ * once: a service account's login shell (/usr/sbin/nologin, /bin/false),
+ * as tmux finds it ($SHELL when it is an absolute path it may run, else
+ * the passwd entry's).  A server that runs already has its own
+ * default-shell; the user's, as good a guess as any.
+ */
+static bool
+shell_exits_at_once(void)
+{
+	const char *sh = getenv("SHELL"), *base;
+	struct passwd *pw;
+
+	if (sh == NULL || *sh != '/' || access(sh, X_OK) != 0)
+		sh = (pw = getpwuid(getuid())) != NULL ? pw->pw_shell : NULL;
+	if (sh == NULL || *sh == '\0')
+		return false; /* tmux's own fallback, /bin/sh */
+	base = strrchr(sh, '/') != NULL ? strrchr(sh, '/') + 1 : sh;
+	return strcmp(base, "nologin") == 0 || strcmp(base, "false") == 0 ||
+	       strcmp(base, "true") == 0 || access(sh, X_OK) != 0;
+}
+
 int
 tmux_ensure_session(const struct tmux *t, char **err)
 {
@@ -485,9 +508,17 @@ tmux_ensure_session(const struct tmux *t, char **err)
 	 * The home window runs the server's default shell, which for a
 	 * service account (login shell /usr/sbin/nologin, $SHELL unset, as
 	 * under cron or systemd) exits at once; with it the session, and with
-	 * the session the server, went away before our window was in it.
-	 * Chained, so it holds before tmux reaps that shell.
+	 * the session the server, went away before our window was in it.  A
+	 * shell known to do that is not run at all: the window waits instead.
+	 * Any other that dies young is kept by remain-on-exit, chained, which
+	 * holds before tmux reaps it nearly always (not always: tmux may reap
+	 * between two commands of one call).
 	 */
+	if (shell_exits_at_once()) {
+		strv_push(&a, "--");
+		strv_push(&a, "sleep");
+		strv_push(&a, "infinity");
+	}
 	home = xasprintf("=%s:" TMUX_HOME_WINDOW, t->session);
 	push_remain_on_exit(&a, home);
 	/*
