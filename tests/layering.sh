@@ -1,0 +1,40 @@
+#!/bin/sh
+# layering.sh SRC BUILD: the layers of docs/decisions.md ("The application
+# context") hold: below the command line nothing includes cmd.h or calls a
+# cmd_ function, and only the TUI library calls ncurses.
+set -eu
+src=$1
+build=$2
+fail=0
+say() { echo "layering: $*" >&2; fail=1; }
+
+# No cmd.h below the command line: the session service, the sandbox, the
+# TUI, the application context.
+for f in $(find "$src/core/session" "$src/core/sandbox" "$src/core/tui" -name '*.[ch]' 2>/dev/null) \
+	"$src/core/app.c" "$src/core/app.h" "$src/core/notify.c"; do
+	[ -f "$f" ] || continue
+	if grep -n '#include "cmd.h"' "$f" >/dev/null; then
+		say "${f#$src/} includes cmd.h"
+	fi
+done
+[ -f "$src/core/session.c" ] && grep -q '#include "cmd.h"' "$src/core/session.c" &&
+	say "core/session.c includes cmd.h"
+
+# What the libraries call: hqtcore and hqttui nothing of the command layer;
+# hqtcore no curses.
+undef() { nm -A "$1" 2>/dev/null | awk '$(NF-1) == "U" { print $NF }' | sort -u; }
+core=$build/core/libhqtcore.a
+tui=$build/core/tui/libhqttui.a
+[ -f "$core" ] && [ -f "$tui" ] || { echo "layering: build first ($core, $tui)" >&2; exit 1; }
+for s in $(undef "$core" | grep -E '^(cmd_|tui_)' || true); do say "hqtcore calls $s"; done
+for s in $(undef "$tui" | grep -E '^cmd_' || true); do say "hqttui calls $s"; done
+for s in $(undef "$core" | grep -E '^(initscr|newterm|endwin|wgetch|wget_wch|doupdate|wnoutrefresh|tigetstr)$' || true); do
+	say "hqtcore calls curses: $s"
+done
+# And only the binary that runs the TUI loads ncurses.
+for b in lib/hqt/hqt-launch bin/hqt-event; do
+	[ -x "$build/$b" ] || { say "no $b in $build"; continue; }
+	if ldd "$build/$b" | grep -q ncurses; then say "$b links ncurses"; fi
+done
+[ $fail -eq 0 ] && echo "layering: ok"
+exit $fail
