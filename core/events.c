@@ -12,49 +12,19 @@
 
 #include "util.h"
 
-/* A directory that is ours and private (not a symlink). */
-static bool
-private_dir(const char *path)
-{
-	struct stat st;
-
-	return lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == getuid() &&
-	       (st.st_mode & 077) == 0;
-}
-
-static bool
-make_private_dir(const char *path)
-{
-	if (mkdir(path, 0700) != 0 && errno != EEXIST)
-		return false;
-	return private_dir(path);
-}
-
 char *
 events_dir(bool make)
 {
-	const char *xdg = getenv("XDG_RUNTIME_DIR");
-	char *base = NULL, *hqt, *dir;
+	char *hqt = hqt_runtime_dir(make), *dir;
 
-	if (xdg != NULL && xdg[0] == '/' && private_dir(xdg)) {
-		base = xstrdup(xdg);
-	} else {
-		char *run = xasprintf("/run/user/%u", (unsigned)getuid());
-
-		if (private_dir(run))
-			base = run;
-		else
-			free(run);
-	}
-	hqt = base != NULL ? xasprintf("%s/hqt", base) : xasprintf("/tmp/hqt-%u", (unsigned)getuid());
-	free(base);
+	if (hqt == NULL)
+		return NULL;
 	dir = xasprintf("%s/events", hqt);
-	if (make ? !make_private_dir(hqt) || !make_private_dir(dir) : !private_dir(dir)) {
-		free(hqt);
+	free(hqt);
+	if (make ? !make_private_dir(dir) : !private_dir(dir)) {
 		free(dir);
 		return NULL;
 	}
-	free(hqt);
 	return dir;
 }
 

@@ -306,3 +306,45 @@ read_file(const char *path, size_t max, size_t *lenp)
 		*lenp = len;
 	return buf;
 }
+
+bool
+private_dir(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == getuid() &&
+	       (st.st_mode & 077) == 0;
+}
+
+bool
+make_private_dir(const char *path)
+{
+	if (mkdir(path, 0700) != 0 && errno != EEXIST)
+		return false;
+	return private_dir(path);
+}
+
+char *
+hqt_runtime_dir(bool make)
+{
+	const char *xdg = getenv("XDG_RUNTIME_DIR");
+	char *base = NULL, *hqt;
+
+	if (xdg != NULL && xdg[0] == '/' && private_dir(xdg)) {
+		base = xstrdup(xdg);
+	} else {
+		char *run = xasprintf("/run/user/%u", (unsigned)getuid());
+
+		if (private_dir(run))
+			base = run;
+		else
+			free(run);
+	}
+	hqt = base != NULL ? xasprintf("%s/hqt", base) : xasprintf("/tmp/hqt-%u", (unsigned)getuid());
+	free(base);
+	if (make ? !make_private_dir(hqt) : !private_dir(hqt)) {
+		free(hqt);
+		return NULL;
+	}
+	return hqt;
+}

@@ -61,6 +61,16 @@ bool valid_name(const char *s);
 /* The path of the running executable, from /proc/self/exe (caller frees), or NULL. */
 char *self_exe(void);
 
+/* A directory that is ours and private (0700, not a symlink); make: mkdir
+ * it first (an existing one must pass the same check). */
+bool private_dir(const char *path);
+bool make_private_dir(const char *path);
+/* hqt's runtime directory: <base>/hqt, base $XDG_RUNTIME_DIR (absolute,
+ * ours, 0700), else /run/user/<uid> (the same), else /tmp/hqt-<uid>, each
+ * checked ours and private; made when make.  NULL when there is none
+ * (nothing to free); the caller frees. */
+char *hqt_runtime_dir(bool make);
+
 /* Read a whole file (at most max bytes); NULL with errno on failure. */
 char *read_file(const char *path, size_t max, size_t *lenp);
 
