@@ -1724,13 +1724,51 @@ tmux_capture_many(const struct tmux *t, char *const panes[], size_t n, unsigned 
 	return rc;
 }
 
-int
-tmux_status(const struct tmux *t, char *const windows[], size_t n, struct tmux_panes *panes,
-	    char **texts, char **err)
+void
+tmux_seen_of(struct tmux_seen *s, const struct tmux_pane *p, long long at)
+{
+	memset(s, 0, sizeof *s);
+	s->want = TMUX_WANT_CHANGED;
+	snprintf(s->pane_id, sizeof s->pane_id, "%s", p->pane_id);
+	s->pid = p->pid;
+	s->width = p->width;
+	s->height = p->height;
+	s->activity = p->activity;
+	s->at = at;
+}
+
+/* Read a whole second after its window's last output: any output since
+ * has a later second than s->activity. */
+static bool
+seen_settled(const struct tmux_seen *s)
+{
+	return s->want == TMUX_WANT_CHANGED && valid_id(s->pane_id, '%') && s->pid > 0 &&
+	       s->activity >= 0 && s->activity < s->at;
+}
+
+bool
+tmux_seen_still(const struct tmux_seen *s, const struct tmux_pane *p)
+{
+	return s != NULL && p != NULL && !p->dead && seen_settled(s) &&
+	       strcmp(s->pane_id, p->pane_id) == 0 && s->pid == p->pid &&
+	       s->width == p->width && s->height == p->height && s->activity == p->activity;
+}
+
+/*
+ * tmux_status (seen NULL) and tmux_status_since.  The chain captures, by
+ * name, the windows that are to be read and not settled (so likely to have
+ * changed: a session at work); a settled one is left out, and the list
+ * says whether it is still as seen.  What remains to be read (a settled
+ * window that changed, what the chain did not give) costs one more call,
+ * by pane id, only when there is such a window.
+ */
+static int
+status_read(const struct tmux *t, char *const windows[], size_t n, const struct tmux_seen *seen,
+	    struct tmux_panes *panes, char **texts, char **err)
 {
 	struct chain c;
-	char **ids;
-	size_t *at, nids = 0, to;
+	char **ids, **chained, **got;
+	size_t *at, *of, nids = 0, nch = 0, to;
 	int st, rc = -1;
 
 	panes->v = NULL;
@@ -1742,39 +1780,63 @@ tmux_status(const struct tmux *t, char *const windows[], size_t n, struct tmux_p
 		}
 		texts[k] = NULL;
 	}
-	to = chain_fit(t, windows, 0, n);
-	st = chain_run(t, windows, to, BY_NAME, 0, &c, texts, err);
-	if (st == 1)
-		return 0; /* no server: no panes, no texts */
+	chained = xcalloc(n + 1, sizeof *chained);
+	of = xcalloc(n + 1, sizeof *of);
+	got = xcalloc(n + 1, sizeof *got);
+	ids = xcalloc(n + 1, sizeof *ids);
+	at = xcalloc(n + 1, sizeof *at);
+	for (size_t k = 0; k < n; k++)
+		if (seen == NULL || seen[k].want == TMUX_WANT_SCREEN ||
+		    (seen[k].want == TMUX_WANT_CHANGED && !seen_settled(&seen[k]))) {
+			chained[nch] = windows[k];
+			of[nch++] = k;
+		}
+	to = chain_fit(t, chained, 0, nch);
+	st = chain_run(t, chained, to, BY_NAME, 0, &c, got, err);
+	if (st == 1) {
+		rc = 0; /* no server: no panes, no texts */
+		goto out;
+	}
 	if (st == -1)
-		return -1;
+		goto out;
 	if (st == -2) {
 		/* Never seen: the list alone, then every pane with headers below. */
 		if (tmux_list_panes(t, panes, err) != 0)
-			return -1;
+			goto out;
 		c.done = 0;
 		c.unreaped = false;
 	} else
 		*panes = c.panes;
+	for (size_t j = 0; j < c.done; j++) {
+		texts[of[j]] = got[j];
+		got[j] = NULL;
+	}
 	/*
 	 * What the chain did not capture: the windows after the one it stopped
 	 * at (a session whose window is gone), those beyond one command line,
-	 * and a window split by hand whose active pane is not its first (the
-	 * one tmux_panes_find gives).  One more call, by pane id.
+	 * a window split by hand whose active pane is not its first (the one
+	 * tmux_panes_find gives), and a settled window that changed.  One more
+	 * call, by pane id.
 	 */
-	ids = xcalloc(n + 1, sizeof *ids);
-	at = xcalloc(n + 1, sizeof *at);
 	for (size_t k = 0; k < n; k++) {
 		const struct tmux_pane *first = tmux_panes_find(panes, windows[k]);
 
-		if (k < c.done && first != NULL && first->active)
+		if (seen != NULL &&
+		    (first == NULL || first->dead || seen[k].want == TMUX_WANT_NOTHING)) {
+			free(texts[k]);
+			texts[k] = NULL;
+			continue;
+		}
+		if (texts[k] != NULL && first != NULL && first->active)
 			continue;
 		free(texts[k]);
 		texts[k] = NULL;
-		if (first != NULL) {
-			ids[nids] = first->pane_id;
-			at[nids++] = k;
-		}
+		if (first == NULL ||
+		    (seen != NULL && seen[k].want == TMUX_WANT_CHANGED &&
+		     tmux_seen_still(&seen[k], first)))
+			continue;
+		ids[nids] = first->pane_id;
+		at[nids++] = k;
 	}
 	if (nids > 0) {
 		char **more = xcalloc(nids, sizeof *more);
@@ -1798,9 +1860,30 @@ out:
 		}
 		tmux_panes_free(panes);
 	}
+	for (size_t j = 0; j < nch; j++)
+		free(got[j]);
+	free(got);
+	free(chained);
+	free(of);
 	free(ids);
 	free(at);
 	return rc;
+}
+
+int
+tmux_status(const struct tmux *t, char *const windows[], size_t n, struct tmux_panes *panes,
+	    char **texts, char **err)
+{
+	return status_read(t, windows, n, NULL, panes, texts, err);
+}
+
+int
+tmux_status_since(const struct tmux *t, char *const windows[], size_t n,
+		  const struct tmux_seen *seen, long long *at, struct tmux_panes *panes,
+		  char **texts, char **err)
+{
+	*at = (long long)time(NULL);
+	return status_read(t, windows, n, seen, panes, texts, err);
 }
 
 int

@@ -264,6 +264,54 @@ int tmux_capture(const struct tmux *t, const char *pane, unsigned history, char 
 int tmux_status(const struct tmux *t, char *const windows[], size_t n, struct tmux_panes *panes,
 		char **texts, char **err);
 
+/*
+ * What a caller knows of a window's screen, for tmux_status_since: whether
+ * it wants it, and how it was when it was last read (tmux_seen_of).
+ */
+enum tmux_want {
+	TMUX_WANT_SCREEN,   /* capture it (when its pane is alive) */
+	TMUX_WANT_CHANGED,  /* capture it unless it is still as seen says */
+	TMUX_WANT_NOTHING,  /* never capture it: nothing reads it */
+};
+struct tmux_seen {
+	enum tmux_want want;
+	char pane_id[24];   /* the window's first pane then */
+	long pid;           /* its process */
+	unsigned width, height;
+	long long activity; /* the window's last output, as that call's list gave it */
+	long long at;       /* a time (epoch s) no later than that capture */
+};
+/* The seen of p's screen captured by a call that began at `at`. */
+void tmux_seen_of(struct tmux_seen *s, const struct tmux_pane *p, long long at);
+/*
+ * Is p's screen certainly the one s describes?  Same pane, process and
+ * size, the window's last output the same, and that output a whole
+ * second before the capture (window_activity counts whole seconds: output
+ * in the capture's own second may have come after it, and then the window
+ * shows that same second).  Any output after the capture has a later
+ * second, so a changed screen never reads still.
+ */
+bool tmux_seen_still(const struct tmux_seen *s, const struct tmux_pane *p);
+
+/*
+ * tmux_status, but a screen is captured only when someone reads it and it
+ * may have changed: seen[k] says so for windows[k].  The chain captures
+ * the windows that are to be read and not settled (no seen yet, or seen
+ * within the second of their last output: likely at work); a settled
+ * window is not in it (each capture is a command the server runs, about
+ * 30 us; an `if -F` around one costs as much), and when the list says it
+ * changed, it is captured by one more call.  So a quiet set costs the list
+ * alone, one at work what tmux_status costs.  texts[k] is NULL when there
+ * is no such window, its first pane is dead (capture those you need with
+ * history: tmux_capture_many), seen[k] wants nothing, or its screen is
+ * still as seen[k] says (tmux_seen_still with the pane in *panes); else
+ * the first pane's visible screen.  *at is when the call began, for
+ * tmux_seen_of.
+ */
+int tmux_status_since(const struct tmux *t, char *const windows[], size_t n,
+		      const struct tmux_seen *seen, long long *at, struct tmux_panes *panes,
+		      char **texts, char **err);
+
 /* ---- what the user sees of hqt's windows ---- */
 
 /* `display-message -p [-t target] FORMAT`: the first line in *out (caller frees). */

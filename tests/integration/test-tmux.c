@@ -1139,6 +1139,111 @@ Test(tmux, status_list_and_screens_in_one_process)
 	free(counter);
 }
 
+/*
+ * tmux_status_since: screens nobody reads, dead panes and screens still as
+ * they were read are not captured; a quiet set costs the list alone; a
+ * settled screen that changed costs one more call and is read; one read
+ * within the second of its last output is captured in the list's call.
+ */
+Test(tmux, status_since_captures_what_is_read_and_changed)
+{
+	enum { N = 4 };
+	struct tmux_window w[N];
+	struct tmux_panes ps = { NULL, 0 };
+	struct tmux_seen seen[N];
+	char *names[N], *texts[N];
+	char *counter = fmt("%s/count", D), *shim, *err = NULL;
+	long long at;
+
+	ensure();
+	for (int i = 0; i < N; i++) {
+		/* 0, 1: quiet; 2: nobody reads it; 3: dies */
+		char *script = i == 3 ? fmt("echo win-3 bye") :
+			fmt("echo win-%d ready; read l; echo win-%d got $l; exec sleep 600", i, i);
+		char *const argv[] = { "sh", "-c", script, NULL };
+
+		names[i] = fmt("hqt-%d", i + 1);
+		new_window(names[i], D, argv, NULL, &w[i]);
+		free(script);
+	}
+	for (int i = 0; i < 2; i++) {
+		char *want = fmt("win-%d ready", i);
+		free(wait_screen(w[i].pane_id, want, 5000));
+		free(want);
+	}
+	sleep_ms(1100); /* a whole second after the last output */
+	shim = make_counting_tmux(counter);
+	free(T.bin);
+	T.bin = shim;
+
+	memset(seen, 0, sizeof seen);
+	seen[2].want = TMUX_WANT_NOTHING;
+	cr_assert_eq(tmux_status_since(&T, names, N, seen, &at, &ps, texts, &err), 0, "%s", err);
+	cr_expect_eq(count_lines(counter), 1, "tmux ran %d times", count_lines(counter));
+	cr_assert(texts[0] != NULL && strstr(texts[0], "win-0 ready") != NULL);
+	cr_assert(texts[1] != NULL && strstr(texts[1], "win-1 ready") != NULL);
+	cr_expect_null(texts[2], "nobody reads it");
+	cr_expect(tmux_panes_find(&ps, names[3]) != NULL && tmux_panes_find(&ps, names[3])->dead);
+	cr_expect_null(texts[3], "dead");
+	for (int i = 0; i < 2; i++) {
+		const struct tmux_pane *p = tmux_panes_find(&ps, names[i]);
+
+		cr_assert_not_null(p);
+		tmux_seen_of(&seen[i], p, at);
+		cr_expect(tmux_seen_still(&seen[i], p));
+		free(texts[i]);
+	}
+	tmux_panes_free(&ps);
+
+	/* Nothing changed: the list alone, one process, no screen. */
+	unlink(counter);
+	cr_assert_eq(tmux_status_since(&T, names, N, seen, &at, &ps, texts, &err), 0, "%s", err);
+	cr_expect_eq(count_lines(counter), 1, "tmux ran %d times", count_lines(counter));
+	for (int i = 0; i < N; i++)
+		cr_expect_null(texts[i], "%d captured", i);
+	for (int i = 0; i < 2; i++)
+		cr_expect(tmux_seen_still(&seen[i], tmux_panes_find(&ps, names[i])));
+	tmux_panes_free(&ps);
+
+	/* Window 1 prints: it alone is read, by one more call. */
+	free(tmux_out("send-keys", "-t", w[1].pane_id, "hello", "Enter", NULL));
+	free(wait_screen(w[1].pane_id, "win-1 got hello", 5000));
+	unlink(counter);
+	cr_assert_eq(tmux_status_since(&T, names, N, seen, &at, &ps, texts, &err), 0, "%s", err);
+	cr_expect_eq(count_lines(counter), 2, "tmux ran %d times", count_lines(counter));
+	cr_expect_null(texts[0]);
+	cr_assert(texts[1] != NULL && strstr(texts[1], "win-1 got hello") != NULL, "%s", texts[1]);
+	cr_expect_not(tmux_seen_still(&seen[1], tmux_panes_find(&ps, names[1])));
+	free(texts[1]);
+
+	/* Read within the second of its output: captured in the list's call. */
+	tmux_seen_of(&seen[1], tmux_panes_find(&ps, names[1]),
+		     tmux_panes_find(&ps, names[1])->activity);
+	tmux_panes_free(&ps);
+	unlink(counter);
+	cr_assert_eq(tmux_status_since(&T, names, N, seen, &at, &ps, texts, &err), 0, "%s", err);
+	cr_expect_eq(count_lines(counter), 1, "tmux ran %d times", count_lines(counter));
+	cr_expect_null(texts[0]);
+	cr_assert(texts[1] != NULL && strstr(texts[1], "win-1 got hello") != NULL);
+	free(texts[1]);
+	tmux_panes_free(&ps);
+
+	/* Another pane under the same name (the window made again): read. */
+	tmux_seen_of(&seen[0], &(struct tmux_pane){ .pane_id = "%999", .pid = seen[0].pid,
+						    .width = seen[0].width,
+						    .height = seen[0].height,
+						    .activity = seen[0].activity }, seen[0].at);
+	unlink(counter);
+	cr_assert_eq(tmux_status_since(&T, names, N, seen, &at, &ps, texts, &err), 0, "%s", err);
+	cr_assert(texts[0] != NULL && strstr(texts[0], "win-0 ready") != NULL);
+	free(texts[0]);
+	free(texts[1]);
+	tmux_panes_free(&ps);
+	for (int i = 0; i < N; i++)
+		free(names[i]);
+	free(counter);
+}
+
 /* Is pid there and not a zombie? */
 static bool
 running(pid_t pid)
