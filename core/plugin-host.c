@@ -703,6 +703,12 @@ harness_capture_id(const struct harness *h, const struct hqt_request *req, char 
 	return finish(rc, &perr, h, "cannot capture the session id", err);
 }
 
+bool
+harness_reads_screen(const struct harness *h)
+{
+	return h->plugin->desc->parse_status != NULL;
+}
+
 enum hqt_status
 harness_parse_status(const struct harness *h, const char *screen, size_t len)
 {

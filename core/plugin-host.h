@@ -111,6 +111,8 @@ int harness_generate_id(const struct harness *h, char **id, char **err);
 /* 1 found (*id malloc'd), 0 not yet, -1 error. */
 int harness_capture_id(const struct harness *h, const struct hqt_request *req,
 		       char **id, char **err);
+/* Does the harness read its status from the screen (parse_status)? */
+bool harness_reads_screen(const struct harness *h);
 enum hqt_status harness_parse_status(const struct harness *h, const char *screen,
 				     size_t len);
 /*

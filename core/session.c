@@ -18,6 +18,7 @@
 #include "worktree.h"
 #include "log.h"
 #include "sandbox.h"
+#include "status-cache.h"
 #include "process.h"
 #include "text.h"
 
@@ -1374,10 +1375,14 @@ session_status_all(struct hqt_app *app, struct db_session_list *l, enum session_
 		   char **err)
 {
 	struct tmux_panes panes = { NULL, 0 };
+	struct status_cache cache;
 	const struct tmux_pane **pane;
+	const struct harness **hs;
+	struct tmux_seen *seen;
 	char **names, **wtexts, **texts, **dead_ids, **dead_texts, *evdir = NULL;
 	size_t nnames = 0, ndead = 0, *order, *dead_at;
-	long long t = now();
+	uint64_t *gen;
+	long long t = now(), read_at = 0;
 	int rc = -1;
 	bool reg_ok;
 
@@ -1393,21 +1398,57 @@ session_status_all(struct hqt_app *app, struct db_session_list *l, enum session_
 	dead_ids = xcalloc(l->n + 1, sizeof *dead_ids);
 	dead_texts = xcalloc(l->n + 1, sizeof *dead_texts);
 	dead_at = xcalloc(l->n + 1, sizeof *dead_at);
+	hs = xcalloc(l->n + 1, sizeof *hs);
+	gen = xcalloc(l->n + 1, sizeof *gen);
+	seen = xcalloc(l->n + 1, sizeof *seen);
+	/* The plugins of the harnesses in use, not every one. */
+	{
+		struct strv used = STRV_INIT;
+
+		for (size_t i = 0; i < l->n; i++)
+			if (strv_find(&used, l->v[i].harness) < 0)
+				strv_push(&used, l->v[i].harness);
+		char *reg_err = NULL;
+		reg_ok = app_registry_for(app, used.v, used.n, &reg_err) == 0;
+		free(reg_err);
+		strv_clear(&used);
+	}
 	/*
-	 * One tmux call for the list and every screen (tmux_status).  A
-	 * window that is gone stops its chain, so the windows likely to exist
-	 * go first and a killed session's (normally gone) last: then a gone
-	 * one costs no second call.  Dead windows are captured too: their
-	 * text says why they ended.
+	 * One tmux call for the list and the screens that are read and may
+	 * have changed (tmux_status_since): a screen is read by its plugin
+	 * (parse_status), and one still as the status cache saw it is not
+	 * captured again; its status is the one read then.  The windows likely
+	 * to exist go first and a killed session's (normally gone) last.
 	 */
+	status_cache_load(&cache, app->db != NULL ? db_path(app->db) : "", app->tmux.socket,
+			  app->tmux.session);
+	for (size_t i = 0; i < l->n; i++) {
+		hs[i] = reg_ok ? registry_harness(&app->reg, l->v[i].harness) : NULL;
+		for (size_t j = 0; j < i && hs[i] != NULL; j++)
+			if (hs[j] == hs[i]) {
+				gen[i] = gen[j];
+				break;
+			}
+		if (hs[i] != NULL && gen[i] == 0)
+			gen[i] = status_cache_gen(hs[i]);
+	}
 	for (int rank = 0; rank <= 2; rank++)
 		for (size_t i = 0; i < l->n; i++)
 			if (window_rank(&l->v[i]) == rank) {
+				const struct status_cache_entry *e =
+					status_cache_find(&cache, l->v[i].id, gen[i]);
+
 				names[nnames] = xmalloc(32);
 				session_window_name(l->v[i].id, names[nnames], 32);
+				if (hs[i] == NULL || !harness_reads_screen(hs[i]))
+					seen[nnames].want = TMUX_WANT_NOTHING;
+				else if (e != NULL)
+					seen[nnames] = e->seen;
+				else
+					seen[nnames].want = TMUX_WANT_SCREEN;
 				order[nnames++] = i;
 			}
-	if (tmux_status(&app->tmux, names, nnames, &panes, wtexts, err) != 0)
+	if (tmux_status_since(&app->tmux, names, nnames, seen, &read_at, &panes, wtexts, err) != 0)
 		goto out;
 	for (size_t j = 0; j < nnames; j++) {
 		pane[order[j]] = tmux_panes_find(&panes, names[j]);
@@ -1433,22 +1474,10 @@ session_status_all(struct hqt_app *app, struct db_session_list *l, enum session_
 			dead_texts[d] = NULL;
 		}
 	}
-	/* The plugins of the harnesses in use, not every one. */
-	{
-		struct strv used = STRV_INIT;
-
-		for (size_t i = 0; i < l->n; i++)
-			if (strv_find(&used, l->v[i].harness) < 0)
-				strv_push(&used, l->v[i].harness);
-		char *reg_err = NULL;
-		reg_ok = app_registry_for(app, used.v, used.n, &reg_err) == 0;
-		free(reg_err);
-		strv_clear(&used);
-	}
 	evdir = events_dir(false);
 	for (size_t i = 0; i < l->n; i++) {
 		struct db_session *s = &l->v[i];
-		const struct harness *h = reg_ok ? registry_harness(&app->reg, s->harness) : NULL;
+		const struct harness *h = hs[i];
 		const char *text = pane[i] != NULL ? texts[i] : NULL;
 		char *ign = NULL;
 
@@ -1469,9 +1498,21 @@ session_status_all(struct hqt_app *app, struct db_session_list *l, enum session_
 					free(line);
 			}
 		} else {
-			enum hqt_status ps = h != NULL && text != NULL
-				? harness_parse_status(h, text, strlen(text)) : HQT_STATUS_UNKNOWN;
+			enum hqt_status ps = HQT_STATUS_UNKNOWN;
+			struct status_cache_entry *e = h != NULL ? status_cache_find(&cache, s->id, gen[i])
+								 : NULL;
 			struct events_seen ev = { HQT_STATUS_UNKNOWN, 0, "" };
+
+			if (h != NULL && text != NULL) {
+				struct tmux_seen now_seen;
+
+				ps = harness_parse_status(h, text, strlen(text));
+				tmux_seen_of(&now_seen, pane[i], read_at);
+				status_cache_put(&cache, s->id, gen[i], &now_seen, ps);
+			} else if (e != NULL && tmux_seen_still(&e->seen, pane[i])) {
+				ps = e->status;
+				status_cache_keep(e);
+			}
 			char *ep = h != NULL && harness_has_events(h) ? events_path_in(evdir, s->id)
 								      : NULL;
 
@@ -1531,8 +1572,10 @@ session_status_all(struct hqt_app *app, struct db_session_list *l, enum session_
 		}
 		free(ign);
 	}
+	status_cache_save(&cache);
 	rc = 0;
 out:
+	status_cache_free(&cache);
 	for (size_t i = 0; i < l->n; i++) {
 		free(texts[i]);
 		free(wtexts[i]);
@@ -1548,6 +1591,9 @@ out:
 	free(dead_ids);
 	free(dead_at);
 	free(pane);
+	free(hs);
+	free(gen);
+	free(seen);
 	free(evdir);
 	tmux_panes_free(&panes);
 	return rc;

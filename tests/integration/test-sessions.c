@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "status-cache.h"
 #include "support.h"
 
 /* A generic harness with screen markers from the INI, one without any (its
@@ -515,6 +516,170 @@ Test(sessions, notify_command_runs_once_per_prompt)
 	free(ini);
 	free(out);
 	free(script);
+}
+
+/* ---- the status cache (issue 11 item 7) ---- */
+
+/* The one status cache file of this test's place ($XDG_RUNTIME_DIR/hqt). */
+static char *
+cache_path(void)
+{
+	char *pat = fmt("%s/run/hqt/status-*", te.root), *out = NULL;
+	glob_t g;
+
+	if (glob(pat, 0, NULL, &g) == 0) {
+		cr_assert_eq(g.gl_pathc, 1, "one cache file, not %zu", g.gl_pathc);
+		out = strdup(g.gl_pathv[0]);
+		globfree(&g);
+	}
+	free(pat);
+	return out;
+}
+
+/* A session's screen settled (read a whole second after its last output),
+ * so that the next list does not capture it. */
+static void
+settle(long id, const char *want)
+{
+	wait_status(&id, 1, want, 5000);
+	sleep_ms(1100);
+	wait_status(&id, 1, want, 1000);
+}
+
+/* The cache as it is, with session id's entry changed as a writer with the
+ * checksum could (status, and the pane's pid moved by pid_delta). */
+static char *
+forged_cache(long id, enum hqt_status st, long pid_delta)
+{
+	char *path = cache_path(), *text, *out;
+	struct status_cache c = { 0 };
+	size_t len;
+	bool found = false;
+
+	cr_assert_not_null(path, "no status cache written");
+	text = slurp(path);
+	cr_assert_eq(status_cache_parse(&c, text, strlen(text)), 0, "%s", text);
+	for (size_t i = 0; i < c.n; i++) {
+		c.v[i].kept = true;
+		if (c.v[i].id == id) {
+			c.v[i].status = st;
+			c.v[i].seen.pid += pid_delta;
+			found = true;
+		}
+	}
+	cr_assert(found, "session %ld not in the cache: %s", id, text);
+	out = status_cache_format(&c, &len);
+	status_cache_free(&c);
+	free(text);
+	free(path);
+	return out;
+}
+
+static void
+expect_cache_rewritten(void)
+{
+	char *path = cache_path();
+	struct stat st;
+
+	cr_assert_not_null(path);
+	cr_assert_eq(lstat(path, &st), 0);
+	cr_expect(S_ISREG(st.st_mode), "the cache is not a regular file again");
+	cr_expect_eq(st.st_mode & 0777, 0600);
+	free(path);
+}
+
+/*
+ * A screen still as it was read is not captured again: its status is the
+ * one read then (shown here by a forged entry, which only a still screen
+ * can reach), and any output since makes the next list read it again.
+ */
+Test(sessions, a_still_screen_keeps_its_status_and_a_change_is_read_again)
+{
+	long id;
+	char *forged, *path;
+
+	set_control("waiting");
+	id = run_new(&te, "p", "gen", NULL);
+	settle(id, "waiting");
+	forged = forged_cache(id, HQT_STATUS_WORKING, 0);
+	path = cache_path();
+	write_file(path, forged, 0600);
+	cr_expect_str_eq(field(id, "status"), "working", "the still screen was captured again");
+	/* new output: read again, whatever the cache says */
+	set_control("print more text");
+	wait_status(&id, 1, "waiting", 5000);
+	/* and a real change of state once settled */
+	settle(id, "waiting");
+	set_control("working");
+	wait_status(&id, 1, "working", 5000);
+	set_control("waiting");
+	wait_status(&id, 1, "waiting", 5000);
+	free(forged);
+	free(path);
+}
+
+Test(sessions, a_corrupt_or_hostile_status_cache_is_ignored)
+{
+	char *forged, *path, *elsewhere = fmt("%s/elsewhere", te.root), *text;
+	long id;
+
+	set_control("waiting");
+	id = run_new(&te, "p", "gen", NULL);
+	settle(id, "waiting");
+	path = cache_path();
+	forged = forged_cache(id, HQT_STATUS_WORKING, 0);
+	text = slurp(path);
+
+	/* garbage, a file cut short, an empty file */
+	write_file(path, "hqt-status-cache 1\n5 garbage\n", 0600);
+	cr_expect_str_eq(field(id, "status"), "waiting");
+	expect_cache_rewritten();
+	write_file(path, "", 0600);
+	cr_expect_str_eq(field(id, "status"), "waiting");
+	settle(id, "waiting");
+	{
+		char *half = strndup(forged, strlen(forged) / 2);
+		write_file(path, half, 0600);
+		free(half);
+	}
+	cr_expect_str_eq(field(id, "status"), "waiting");
+	expect_cache_rewritten();
+	settle(id, "waiting");
+
+	/* a forged entry that does not describe the pane (another pid) */
+	{
+		char *other = forged_cache(id, HQT_STATUS_WORKING, 1);
+		write_file(path, other, 0600);
+		free(other);
+	}
+	cr_expect_str_eq(field(id, "status"), "waiting");
+	settle(id, "waiting");
+
+	/* a forged file readable by others, or a link to one elsewhere */
+	write_file(path, forged, 0644);
+	cr_assert_eq(chmod(path, 0644), 0);
+	cr_expect_str_eq(field(id, "status"), "waiting");
+	expect_cache_rewritten();
+	settle(id, "waiting");
+	write_file(elsewhere, forged, 0600);
+	cr_assert_eq(unlink(path), 0);
+	cr_assert_eq(symlink(elsewhere, path), 0);
+	cr_expect_str_eq(field(id, "status"), "waiting");
+	expect_cache_rewritten();
+	{
+		char *still = slurp(elsewhere);
+		cr_expect_str_eq(still, forged, "the link's target was written");
+		free(still);
+	}
+	/* a directory in its place: the list still works */
+	cr_assert_eq(unlink(path), 0);
+	cr_assert_eq(mkdir(path, 0700), 0);
+	cr_expect_str_eq(field(id, "status"), "waiting");
+	cr_assert_eq(rmdir(path), 0);
+	free(text);
+	free(forged);
+	free(path);
+	free(elsewhere);
 }
 
 Test(sessions, without_markers_activity_decides)
