@@ -17,6 +17,7 @@ json_t *json_strv(char *const *v);
 
 struct db_session;
 /* A session as `list --json` and `show --json` print it (SPEC §6); argv NULL
- * leaves "argv" out. */
+ * leaves "argv" out.  status is one of session_status_name's (ASCII, taken
+ * unchecked). */
 json_t *json_session(const struct db_session *s, const char *status, const char *attention,
 		     char *const *argv);
