@@ -1450,8 +1450,8 @@ session_status_all(struct hqt_app *app, struct db_session_list *l, enum session_
 			}
 	if (tmux_status_since(&app->tmux, names, nnames, seen, &read_at, &panes, wtexts, err) != 0)
 		goto out;
-	for (size_t j = 0; j < nnames; j++) {
-		pane[order[j]] = tmux_panes_find(&panes, names[j]);
+	for (size_t j = 0, hint = 0; j < nnames; j++) {
+		pane[order[j]] = tmux_panes_find_near(&panes, names[j], &hint);
 		texts[order[j]] = wtexts[j];
 		wtexts[j] = NULL;
 	}

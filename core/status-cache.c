@@ -93,18 +93,20 @@ entry_add(struct status_cache *c)
 	return &c->v[c->n++];
 }
 
-/* A decimal in [lo, hi], the whole word. */
+/* A decimal in [lo, hi] (lo >= 0), the whole word: digits only, no sign,
+ * at most 18 of them (no overflow). */
 static bool
 word_num(const char *w, long long lo, long long hi, long long *out)
 {
-	char *end;
-	long long v;
+	long long v = 0;
+	size_t n = 0;
 
-	if (*w == '\0' || (*w != '-' && (*w < '0' || *w > '9')))
-		return false;
-	errno = 0;
-	v = strtoll(w, &end, 10);
-	if (errno != 0 || *end != '\0' || v < lo || v > hi)
+	for (; w[n] >= '0' && w[n] <= '9'; n++) {
+		if (n == 18)
+			return false;
+		v = v * 10 + (w[n] - '0');
+	}
+	if (n == 0 || w[n] != '\0' || v < lo || v > hi)
 		return false;
 	*out = v;
 	return true;
@@ -164,7 +166,7 @@ parse_entry(char *line, struct status_cache_entry *e)
 			return false;
 	e->id = v[0];
 	e->seen.want = TMUX_WANT_CHANGED;
-	snprintf(e->seen.pane_id, sizeof e->seen.pane_id, "%s", w[2]);
+	memcpy(e->seen.pane_id, w[2], strlen(w[2]) + 1); /* pane_id_ok: it fits */
 	e->seen.pid = (long)v[1];
 	e->seen.width = (unsigned)v[2];
 	e->seen.height = (unsigned)v[3];

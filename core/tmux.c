@@ -1126,9 +1126,29 @@ tmux_panes_free(struct tmux_panes *p)
 const struct tmux_pane *
 tmux_panes_find(const struct tmux_panes *p, const char *name)
 {
-	for (size_t i = 0; p != NULL && i < p->n; i++)
-		if (strcmp(p->v[i].window_name, name) == 0)
+	size_t hint = 0;
+
+	return tmux_panes_find_near(p, name, &hint);
+}
+
+const struct tmux_pane *
+tmux_panes_find_near(const struct tmux_panes *p, const char *name, size_t *hint)
+{
+	size_t n = p != NULL ? p->n : 0, start = *hint < n ? *hint : 0;
+
+	/* From the hint to the end, then from the start: the first pane of
+	 * the window either way, since a window's panes are listed together. */
+	for (size_t i = start; i < n; i++)
+		if (strcmp(p->v[i].window_name, name) == 0 &&
+		    (i == 0 || strcmp(p->v[i - 1].window_name, name) != 0)) {
+			*hint = i + 1;
 			return &p->v[i];
+		}
+	for (size_t i = 0; i < start; i++)
+		if (strcmp(p->v[i].window_name, name) == 0) {
+			*hint = i + 1;
+			return &p->v[i];
+		}
 	return NULL;
 }
 
@@ -1818,8 +1838,8 @@ status_read(const struct tmux *t, char *const windows[], size_t n, const struct 
 	 * tmux_panes_find gives), and a settled window that changed.  One more
 	 * call, by pane id.
 	 */
-	for (size_t k = 0; k < n; k++) {
-		const struct tmux_pane *first = tmux_panes_find(panes, windows[k]);
+	for (size_t k = 0, hint = 0; k < n; k++) {
+		const struct tmux_pane *first = tmux_panes_find_near(panes, windows[k], &hint);
 
 		if (seen != NULL &&
 		    (first == NULL || first->dead || seen[k].want == TMUX_WANT_NOTHING)) {

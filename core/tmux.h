@@ -228,6 +228,10 @@ int tmux_list_panes(const struct tmux *t, struct tmux_panes *out, char **err);
 void tmux_panes_free(struct tmux_panes *p);
 /* The first pane of the window named `name`, or NULL. */
 const struct tmux_pane *tmux_panes_find(const struct tmux_panes *p, const char *name);
+/* The same, searching from *hint first (updated): windows asked for in the
+ * list's order cost one comparison each instead of a scan. */
+const struct tmux_pane *tmux_panes_find_near(const struct tmux_panes *p, const char *name,
+					     size_t *hint);
 
 /*
  * The visible text of n panes ("%N" ids), plus up to `history` lines above
