@@ -1572,6 +1572,14 @@ session_status_all(struct hqt_app *app, struct db_session_list *l, enum session_
 		}
 		free(ign);
 	}
+	{
+		long long *listed = xcalloc(l->n + 1, sizeof *listed);
+
+		for (size_t i = 0; i < l->n; i++)
+			listed[i] = l->v[i].id;
+		status_cache_keep_unlisted(&cache, listed, l->n, t);
+		free(listed);
+	}
 	status_cache_save(&cache);
 	rc = 0;
 out:

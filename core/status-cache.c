@@ -353,6 +353,24 @@ status_cache_put(struct status_cache *c, long long id, uint64_t gen,
 	c->dirty = true;
 }
 
+static int
+cmp_id(const void *a, const void *b)
+{
+	long long x = *(const long long *)a, y = *(const long long *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+void
+status_cache_keep_unlisted(struct status_cache *c, long long *listed, size_t n, long long now)
+{
+	qsort(listed, n, sizeof *listed, cmp_id);
+	for (size_t i = 0; i < c->n; i++)
+		if (!c->v[i].kept && c->v[i].seen.at >= now - STATUS_CACHE_UNLISTED_SECONDS &&
+		    (n == 0 || bsearch(&c->v[i].id, listed, n, sizeof *listed, cmp_id) == NULL))
+			c->v[i].kept = true;
+}
+
 char *
 status_cache_format(const struct status_cache *c, size_t *len)
 {

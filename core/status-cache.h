@@ -47,6 +47,14 @@ void status_cache_keep(struct status_cache_entry *e);
 /* Record a fresh read of id's screen. */
 void status_cache_put(struct status_cache *c, long long id, uint64_t gen,
 		      const struct tmux_seen *seen, enum hqt_status status);
+/*
+ * A read of some sessions (hqt show) keeps the others' entries: those not
+ * in listed (sorted here) read within STATUS_CACHE_UNLISTED_SECONDS of
+ * now.  A removed session's entry so goes within a day.
+ */
+#define STATUS_CACHE_UNLISTED_SECONDS 86400
+void status_cache_keep_unlisted(struct status_cache *c, long long *listed, size_t n,
+				long long now);
 /* Write the kept and put entries (only when something changed), by rename. */
 void status_cache_save(struct status_cache *c);
 void status_cache_free(struct status_cache *c);

@@ -394,3 +394,33 @@ Test(disk, no_private_runtime_directory_no_cache)
 	cr_expect(c.path == NULL || strncmp(c.path, run, strlen(run)) != 0);
 	status_cache_free(&c);
 }
+
+/* hqt show reads one session: the others' entries stay, for a day. */
+Test(cache, a_read_of_some_sessions_keeps_the_others_for_a_day)
+{
+	struct status_cache c = one_entry(), d = { 0 };
+	long long listed[] = { 5 };
+	size_t len;
+	char *text;
+
+	/* as loaded: nothing kept yet */
+	for (size_t i = 0; i < c.n; i++)
+		c.v[i].kept = false;
+	status_cache_keep_unlisted(&c, listed, 1, 1796170009 + 3600);
+	text = status_cache_format(&c, &len);
+	cr_assert_eq(status_cache_parse(&d, text, len), 0);
+	cr_expect_eq(d.n, 1, "%s", text);
+	cr_expect_not_null(status_cache_find(&d, 2, 0x1111111111111111ull), "not listed: kept");
+	cr_expect_null(status_cache_find(&d, 5, 0x0123456789abcdefull), "listed, not read: gone");
+	free(text);
+	status_cache_free(&d);
+	for (size_t i = 0; i < c.n; i++)
+		c.v[i].kept = false;
+	status_cache_keep_unlisted(&c, listed, 1, 1796170009 + STATUS_CACHE_UNLISTED_SECONDS + 1);
+	text = status_cache_format(&c, &len);
+	cr_assert_eq(status_cache_parse(&d, text, len), 0);
+	cr_expect_eq(d.n, 0, "a day old: %s", text);
+	free(text);
+	status_cache_free(&d);
+	status_cache_free(&c);
+}
