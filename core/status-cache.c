@@ -231,7 +231,8 @@ status_cache_parse(struct status_cache *c, const char *text, size_t len)
 		entries_clear(c);
 		return -1;
 	}
-	qsort(c->v, c->n, sizeof *c->v, cmp_entry);
+	if (c->n > 1)
+		qsort(c->v, c->n, sizeof *c->v, cmp_entry);
 	/* Two entries of one session: neither is trusted. */
 	for (size_t i = 0; i + 1 < c->n; i++)
 		if (c->v[i].id == c->v[i + 1].id) {
@@ -364,7 +365,8 @@ cmp_id(const void *a, const void *b)
 void
 status_cache_keep_unlisted(struct status_cache *c, long long *listed, size_t n, long long now)
 {
-	qsort(listed, n, sizeof *listed, cmp_id);
+	if (n > 1)
+		qsort(listed, n, sizeof *listed, cmp_id);
 	for (size_t i = 0; i < c->n; i++)
 		if (!c->v[i].kept && c->v[i].seen.at >= now - STATUS_CACHE_UNLISTED_SECONDS &&
 		    (n == 0 || bsearch(&c->v[i].id, listed, n, sizeof *listed, cmp_id) == NULL))
