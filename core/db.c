@@ -920,6 +920,38 @@ open_handle(struct db *db, char **err)
 	return 0;
 }
 
+/*
+ * SQLite's own autocheckpoint never empties the kept WAL: each hqt command
+ * is the database's first connection, and its rebuild of the WAL index
+ * forgets what earlier checkpoints copied (nBackfill is 0 after recovery),
+ * so no writer ever restarts the WAL.  It grew without bound (600 frames,
+ * 2.4 MiB, after 300 writing commands; every later open read it all) and
+ * every commit past the threshold copied all of it into the file again,
+ * with its syncs.  So the commit that takes the WAL to DB_WAL_CKPT_PAGES
+ * checkpoints it and truncates it to nothing (TRUNCATE), waiting at most
+ * DB_WAL_CKPT_BUSY_MS for readers (a TUI's refresh); when busy, the next
+ * commit tries again.  hqt changed the file itself: stamped, when it was
+ * whole (checked) at this open, so the next open need not check it.
+ */
+#define DB_WAL_CKPT_PAGES 200
+#define DB_WAL_CKPT_BUSY_MS 50
+
+static int
+wal_hook(void *arg, sqlite3 *h, const char *name, int pages)
+{
+	struct db *db = arg;
+	int rc;
+
+	if (pages < DB_WAL_CKPT_PAGES)
+		return SQLITE_OK;
+	sqlite3_busy_timeout(h, DB_WAL_CKPT_BUSY_MS);
+	rc = sqlite3_wal_checkpoint_v2(h, name, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+	sqlite3_busy_timeout(h, BUSY_TIMEOUT_MS);
+	if (rc == SQLITE_OK && db->whole)
+		stamp_put(db);
+	return SQLITE_OK;
+}
+
 int
 db_open(const char *path, struct db **dbp, char **err)
 {
@@ -994,15 +1026,15 @@ db_open(const char *path, struct db **dbp, char **err)
 	 * no sync, at close: open_handle): SQLite checkpoints it as it grows,
 	 * and a crash mid-way is what WAL is made for.  A -wal and -shm beside
 	 * the file are normal now.  Every command is the first connection and
-	 * so rebuilds the WAL's index from the whole WAL (0.6 M instructions
-	 * at 400 KiB): wal_autocheckpoint = 200 pages (SQLite's default 1000)
-	 * keeps that under 0.3 ms, for a checkpoint about every 60 `hqt new`.
+	 * so rebuilds the WAL's index from the whole WAL (1.4 M instructions
+	 * a MiB): wal_hook checkpoints and empties it past 200 pages.
 	 */
-	if (sqlite3_exec(db->h, "PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL; "
-			 "PRAGMA wal_autocheckpoint = 200", NULL, NULL, NULL) != SQLITE_OK) {
+	if (sqlite3_exec(db->h, "PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL",
+			 NULL, NULL, NULL) != SQLITE_OK) {
 		sqlfail(db, sqlite3_errcode(db->h), err, what);
 		goto fail;
 	}
+	(void)sqlite3_wal_hook(db->h, wal_hook, db);
 
 	if (!mem) {
 		db->whole = true;

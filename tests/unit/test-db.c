@@ -1477,3 +1477,39 @@ Test(db, next_session_number)
 	cr_expect_eq(add_session(db, web, "claude", NULL), next);
 	db_close(db);
 }
+
+/*
+ * The kept WAL stays small however many commands write: each command is
+ * the database's first connection, so SQLite's own autocheckpoint never
+ * restarted it (it grew by every commit, and every open read all of it).
+ */
+Test(db, the_kept_wal_stays_small_across_many_commands, .timeout = 120)
+{
+	char *wal = fmt("%s-wal", dbfile), *err = NULL;
+	struct stat st;
+	off_t most = 0;
+
+	for (int i = 0; i < 300; i++) {
+		struct db *db = must_open(dbfile);
+		char name[32];
+
+		snprintf(name, sizeof name, "p%d", i);
+		cr_assert_eq(db_project_add(db, name, "/srv/p", NULL, &err), 0, "%s", err);
+		cr_assert_eq(db_project_rm(db, name, false, &err), 0, "%s", err);
+		db_close(db);
+		if (stat(wal, &st) == 0 && st.st_size > most)
+			most = st.st_size;
+	}
+	/* 200 pages of 4 KiB and the commit that passed them */
+	cr_expect_lt(most, 220 * (4096 + 24) + 32, "the WAL reached %lld bytes", (long long)most);
+	{
+		struct db *db = must_open(dbfile);
+		struct db_project_list *l = NULL;
+
+		cr_assert_eq(db_project_list(db, &l, &err), 0, "%s", err);
+		cr_expect_eq(l->n, 0);
+		db_project_list_free(l);
+		db_close(db);
+	}
+	free(wal);
+}
