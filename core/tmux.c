@@ -1766,6 +1766,21 @@ seen_settled(const struct tmux_seen *s)
 	       s->activity >= 0 && s->activity < s->at;
 }
 
+/*
+ * Settled, and quiet for a while before that read: likely still now, so
+ * left out of the chain (a change costs one more call).  A screen that had
+ * output within TMUX_QUIET_SECONDS of its read is likely at work (a
+ * harness's spinner redraws many times a second): captured in the chain,
+ * which costs no more call.
+ */
+#define TMUX_QUIET_SECONDS 2
+
+static bool
+seen_quiet(const struct tmux_seen *s)
+{
+	return seen_settled(s) && s->at - s->activity > TMUX_QUIET_SECONDS;
+}
+
 bool
 tmux_seen_still(const struct tmux_seen *s, const struct tmux_pane *p)
 {
@@ -1776,9 +1791,9 @@ tmux_seen_still(const struct tmux_seen *s, const struct tmux_pane *p)
 
 /*
  * tmux_status (seen NULL) and tmux_status_since.  The chain captures, by
- * name, the windows that are to be read and not settled (so likely to have
- * changed: a session at work); a settled one is left out, and the list
- * says whether it is still as seen.  What remains to be read (a settled
+ * name, the windows that are to be read and not quiet (seen_quiet: so
+ * likely to have changed, a session at work); a quiet one is left out, and
+ * the list says whether it is still as seen.  What remains to be read (a settled
  * window that changed, what the chain did not give) costs one more call,
  * by pane id, only when there is such a window.
  */
@@ -1807,7 +1822,7 @@ status_read(const struct tmux *t, char *const windows[], size_t n, const struct 
 	at = xcalloc(n + 1, sizeof *at);
 	for (size_t k = 0; k < n; k++)
 		if (seen == NULL || seen[k].want == TMUX_WANT_SCREEN ||
-		    (seen[k].want == TMUX_WANT_CHANGED && !seen_settled(&seen[k]))) {
+		    (seen[k].want == TMUX_WANT_CHANGED && !seen_quiet(&seen[k]))) {
 			chained[nch] = windows[k];
 			of[nch++] = k;
 		}

@@ -300,12 +300,13 @@ bool tmux_seen_still(const struct tmux_seen *s, const struct tmux_pane *p);
 /*
  * tmux_status, but a screen is captured only when someone reads it and it
  * may have changed: seen[k] says so for windows[k].  The chain captures
- * the windows that are to be read and not settled (no seen yet, or seen
- * within the second of their last output: likely at work); a settled
- * window is not in it (each capture is a command the server runs, about
- * 30 us; an `if -F` around one costs as much), and when the list says it
- * changed, it is captured by one more call.  So a quiet set costs the list
- * alone, one at work what tmux_status costs.  texts[k] is NULL when there
+ * the windows that are to be read and likely at work (no seen yet, or
+ * output within 2 s before it was read); a quiet window is not in it (each
+ * capture is a command the server runs, about 30 us; an `if -F` around one
+ * costs as much), and when the list says it changed, it is captured by one
+ * more call.  So a quiet set costs the list alone, one at work what
+ * tmux_status costs, and one more call is paid when a quiet session
+ * starts to print.  texts[k] is NULL when there
  * is no such window, its first pane is dead (capture those you need with
  * history: tmux_capture_many), seen[k] wants nothing, or its screen is
  * still as seen[k] says (tmux_seen_still with the pane in *panes); else

@@ -536,13 +536,13 @@ cache_path(void)
 	return out;
 }
 
-/* A session's screen settled (read a whole second after its last output),
- * so that the next list does not capture it. */
+/* A session's screen settled and quiet (read more than 2 s after its last
+ * output), so that the next list does not capture it. */
 static void
 settle(long id, const char *want)
 {
 	wait_status(&id, 1, want, 5000);
-	sleep_ms(1100);
+	sleep_ms(3100);
 	wait_status(&id, 1, want, 1000);
 }
 

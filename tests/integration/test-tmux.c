@@ -1171,7 +1171,7 @@ Test(tmux, status_since_captures_what_is_read_and_changed)
 		free(wait_screen(w[i].pane_id, want, 5000));
 		free(want);
 	}
-	sleep_ms(1100); /* a whole second after the last output */
+	sleep_ms(3100); /* quiet: more than 2 s after the last output */
 	shim = make_counting_tmux(counter);
 	free(T.bin);
 	T.bin = shim;
