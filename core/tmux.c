@@ -663,12 +663,42 @@ push_label(struct strv *a, const char *target, const char *label)
 	free(shown);
 }
 
+/* Can s be spelled, single-quoted, in a command string tmux parses (the
+ * if-shell below)?  Targets built from validated names and ids only:
+ * "=S:=hqt-3", "=S:{end}", "@3". */
+static bool
+plain_target(const char *s)
+{
+	for (; *s; s++)
+		if (!isalnum((unsigned char)*s) && strchr("_-=:{}@%.", *s) == NULL)
+			return false;
+	return true;
+}
+
+/*
+ * allow-rename off: a harness renaming its window would lose it from
+ * tmux_panes_find.  It is tmux's default, so the option is set only where
+ * a configuration turned it on: if-shell -F tests it without a shell, and
+ * a command that does nothing costs the server less than a set-option,
+ * which redraws and resizes for every window (about 0.5 M instructions at
+ * 200 windows).  A target that cannot be spelled in the command string
+ * gets the plain set-option.
+ */
 static void
 push_window_options(struct strv *a, const char *target)
 {
 	push_remain_on_exit(a, target);
-	/* A harness renaming its window would lose it from tmux_panes_find. */
 	tmux_argv_sep(a);
+	if (plain_target(target)) {
+		strv_push(a, "if-shell");
+		strv_push(a, "-F");
+		strv_push(a, "-t");
+		strv_push(a, target);
+		strv_push(a, "#{allow-rename}");
+		/* Quoted: tmux's parser reads '{' as the start of a block. */
+		strv_pushf(a, "set-option -w -t '%s' allow-rename off", target);
+		return;
+	}
 	strv_push(a, "set-option");
 	strv_push(a, "-w");
 	strv_push(a, "-t");
@@ -837,13 +867,20 @@ new_window(const struct tmux *t, const char *name, const char *cwd, char *const 
 	if (replace)
 		push_replace_guard(&a, t, name);
 	/* -a after {end}: the new window becomes {end}, which the chained
-	 * commands below can name before anything else happens in the server. */
+	 * commands below can name before anything else happens in the server.
+	 * Its ids come from the display at the end, which also proves that
+	 * every command before it ran; -P would print them a second time, at
+	 * the price of another command's work in the server.  Without the
+	 * guard, -P stays: a chain that fails half-way names the window to
+	 * kill (with the guard, any window of that name is this one). */
 	strv_push(&a, "new-window");
 	strv_push(&a, "-d");
 	strv_push(&a, "-a");
-	strv_push(&a, "-P");
-	strv_push(&a, "-F");
-	strv_push(&a, WINDOW_FORMAT);
+	if (!replace) {
+		strv_push(&a, "-P");
+		strv_push(&a, "-F");
+		strv_push(&a, WINDOW_FORMAT);
+	}
 	strv_push(&a, "-t");
 	strv_push(&a, end);
 	strv_push(&a, "-n");
@@ -853,7 +890,10 @@ new_window(const struct tmux *t, const char *name, const char *cwd, char *const 
 	push_window_options(&a, end);
 	if (label != NULL)
 		push_label(&a, end, label);
-	push_start(&a, end, start);
+	/* A new window without @hqt-start reads as "spawn" (hqt show looks
+	 * for "resume"): one set-option less on every `hqt new`. */
+	if (start != NULL && strcmp(start, "spawn") != 0)
+		push_start(&a, end, start);
 	push_display(&a, end);
 	if (box)
 		push_box(&a, end);
@@ -873,20 +913,21 @@ new_window(const struct tmux *t, const char *name, const char *cwd, char *const 
 		}
 		/* The guard's kill failed (no window of that name, the usual
 		 * case, or two: tmux calls the name ambiguous) but new-window
-		 * and every command after it ran, as the two lines say (a
-		 * failure there would have skipped the display): the window is
-		 * whole. */
-		if (st == -1 && replace && (nl = strchr(r.out, '\n')) != NULL &&
-		    parse_window_line(r.out, &w) == 0 && parse_window_line(nl + 1, &check) == 0 &&
-		    strcmp(w.window_id, check.window_id) == 0) {
+		 * and every command after it ran, as the display's line says (a
+		 * failure there would have skipped it): the window is whole. */
+		if (st == -1 && replace && parse_window_line(r.out, &w) == 0 &&
+		    (!box || ((nl = strchr(r.out, '\n')) != NULL && strchr(nl + 1, '\n') != NULL))) {
 			free(e);
 			e = NULL;
 			break;
 		}
 		if (st != 0) {
-			/* A window without its options must not stay behind. */
-			if (st == -1 && parse_window_line(r.out, &w) == 0)
+			/* A window without its options must not stay behind:
+			 * named by -P, or, after the guard, by its name. */
+			if (st == -1 && !replace && parse_window_line(r.out, &w) == 0)
 				tmux_kill_window(t, w.window_id, NULL);
+			else if (st == -1 && replace && !err_has(&r, "can't find session"))
+				tmux_kill_window(t, name, NULL);
 			set_err(err, "%s", e);
 			spawn_result_free(&r);
 			goto out;
@@ -894,19 +935,22 @@ new_window(const struct tmux *t, const char *name, const char *cwd, char *const 
 		break;
 	}
 	nl = strchr(r.out, '\n');
-	if (parse_window_line(r.out, &w) != 0 || nl == NULL ||
-	    parse_window_line(nl + 1, &check) != 0) {
+	if (parse_window_line(r.out, &w) != 0 ||
+	    (!replace && (nl == NULL || parse_window_line(nl + 1, &check) != 0))) {
 		set_err(err, "tmux: unexpected answer from new-window: '%.80s'", r.out);
-	} else if (strcmp(w.window_id, check.window_id) != 0) {
+	} else if (!replace && strcmp(w.window_id, check.window_id) != 0) {
 		/* Cannot happen with tmux's command queue; never leave a window
 		 * without remain-on-exit behind if it somehow does. */
 		tmux_kill_window(t, w.window_id, NULL);
 		set_err(err, "tmux: the new window %s was not at the end of session %s",
 			w.window_id, t->session);
 	} else {
-		*out = w;
-		out->clipboard_was_on = box && clipboard_was_on(strchr(nl + 1, '\n') != NULL ?
-								strchr(nl + 1, '\n') + 1 : NULL);
+		/* The display's line: the first, or after -P's the second;
+		 * the box's line follows it. */
+		const char *disp_end = replace ? nl : strchr(nl + 1, '\n');
+
+		*out = replace ? w : check;
+		out->clipboard_was_on = box && clipboard_was_on(disp_end != NULL ? disp_end + 1 : NULL);
 		rc = 0;
 	}
 	spawn_result_free(&r);

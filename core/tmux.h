@@ -109,7 +109,10 @@ struct tmux_window {
  * allow-rename off.  Creates the session (tmux_ensure_session) if it is gone.
  *
  * ONE tmux invocation: new-window ... ; set-option -w remain-on-exit on ;
- * set-option -w allow-rename off ; display (the new window's ids).  The window is created after {end} (-a) so the chained
+ * allow-rename off where it is on (if-shell -F) ; display (the new window's
+ * ids).  The server's work grows with every command of the chain (each
+ * redraws and resizes for every window), so it holds no command more than
+ * it needs.  The window is created after {end} (-a) so the chained
  * commands can name it {end}; they run before the server handles the child's
  * exit, so a harness that exits at once still leaves its dead pane.
  *
@@ -175,7 +178,9 @@ struct tmux_open {
 	bool replace;      /* a new window, killing one of the same name first */
 	bool respawn;      /* respawn-pane the existing window `name` instead */
 	const char *start; /* NULL, or the window option @hqt-start ("resume",
-			    * "spawn"): which command a session's window runs */
+			    * "spawn"): which command a session's window runs;
+			    * a new window is given it only when not "spawn"
+			    * (unset reads as spawn) */
 	bool box;          /* a sandboxed pane (SPEC §8.4): allow-passthrough off on
 			    * it, the server's set-clipboard "on" made "external"
 			    * (then out->clipboard_was_on); the window is killed

@@ -1321,6 +1321,46 @@ Test(tmux, new_window_replace_kills_the_leftover_in_the_same_call)
 	free(counter);
 }
 
+/*
+ * A session's window is made by one chain that holds no command more than
+ * it needs: allow-rename is set off only where a configuration turned it
+ * on (here globally), @hqt-start only when not "spawn"; the label and
+ * remain-on-exit always.
+ */
+Test(tmux, open_window_sets_what_the_configuration_does_not)
+{
+	char *const argv[] = { "sleep", "600", NULL };
+	struct tmux_open o = { .label = "lab", .replace = true, .start = "spawn" };
+	struct tmux_window w;
+	char *err = NULL, *v;
+
+	ensure();
+	free(tmux_out("set-option", "-g", "-w", "allow-rename", "on", NULL));
+	cr_assert_eq(tmux_open_window(&T, "hqt-21", D, argv, NULL, &o, &w, &err), 0, "%s", err);
+	cr_assert(pane_state(w.window_id).found);
+	v = tmux_out("show-options", "-w", "-v", "-t", w.window_id, "allow-rename", NULL);
+	cr_assert(strncmp(v, "off", 3) == 0, "allow-rename: %s", v);
+	free(v);
+	v = tmux_out("show-options", "-w", "-v", "-t", w.window_id, "remain-on-exit", NULL);
+	cr_assert(strncmp(v, "on", 2) == 0, "remain-on-exit: %s", v);
+	free(v);
+	v = tmux_out("show-options", "-w", "-v", "-t", w.window_id, "@hqt", NULL);
+	cr_assert(strncmp(v, "lab", 3) == 0, "@hqt: %s", v);
+	free(v);
+	v = tmux_out("display-message", "-p", "-t", w.window_id, "[#{@hqt-start}]", NULL);
+	cr_assert(strncmp(v, "[]", 2) == 0, "@hqt-start: %s", v);
+	free(v);
+
+	/* Off by default: nothing set on the window, it inherits off. */
+	free(tmux_out("set-option", "-g", "-w", "allow-rename", "off", NULL));
+	o.start = "resume";
+	cr_assert_eq(tmux_open_window(&T, "hqt-22", D, argv, NULL, &o, &w, &err), 0, "%s", err);
+	v = tmux_out("show-options", "-w", "-t", w.window_id, NULL);
+	cr_assert(strstr(v, "allow-rename") == NULL, "%s", v);
+	cr_assert(strstr(v, "@hqt-start resume") != NULL, "%s", v);
+	free(v);
+}
+
 Test(tmux, respawn_in_the_same_window)
 {
 	struct tmux_window w, w2;
