@@ -197,7 +197,13 @@ cmd_new_exec(struct hqt_app *app, int argc, char **argv)
 		return cmd_usage_error(&cmd_new_entry, "--fs and --net need a sandbox");
 	if (dry && attach)
 		return cmd_usage_error(&cmd_new_entry, "--attach and --dry-run do not go together");
-	/* The database first: `new .` looks its project up there. */
+	/* The database first: `new .` looks its project up there.  The tmux
+	 * client of the window starts before it, and connects while the
+	 * database opens and the plan is made (tmux_prestart). */
+	if (cmd_config(app) != 0)
+		return EXIT_FAIL;
+	if (!dry && cmd_tmux(app) == 0)
+		tmux_prestart(&app->tmux);
 	if (cmd_prepare(app, &cmd_new_entry, NULL, 0, NULL) != 0)
 		return EXIT_FAIL;
 	if (strcmp(r.project, ".") == 0) {

@@ -266,54 +266,25 @@ close_fd(int *fd)
 	}
 }
 
-int
-spawn_capture_opts(char *const argv[], char *const envp[], const struct spawn_opts *opts,
-		   struct spawn_result *out, char **err)
+/*
+ * Feed input to in (closed at the end; -1: none), capture out and err until
+ * both reach EOF (opts: timeout, max_output), then wait for pid.  Closes
+ * the three descriptors.
+ */
+static void
+collect(pid_t pid, int in, const char *input, size_t in_len, int op, int ep,
+	const struct spawn_opts *opts, struct spawn_result *out)
 {
-	static const struct spawn_opts none;
 	struct buf bufs[2] = { { NULL, 0, 0 }, { NULL, 0, 0 } };
-	int in[2] = { -1, -1 }, op[2] = { -1, -1 }, ep[2] = { -1, -1 };
-	int fds[4], rc, e;
-	const char *input;
-	size_t in_len = 0, in_off = 0, max;
+	size_t in_off = 0, max = opts->max_output ? opts->max_output : SPAWN_OUTPUT_MAX;
 	sigset_t pipeset, oldmask, pending;
 	bool pipe_was_pending, truncated = false, timed_out = false, signaled = false;
 	long long deadline = -1;
-	pid_t pid;
 
-	if (opts == NULL)
-		opts = &none;
-	input = opts->input;
-	if (input != NULL)
-		in_len = opts->input_len ? opts->input_len : strlen(input);
-	max = opts->max_output ? opts->max_output : SPAWN_OUTPUT_MAX;
-
-	if (pipe2(op, O_CLOEXEC) != 0 || pipe2(ep, O_CLOEXEC) != 0)
-		goto pipe_fail;
-	if (input != NULL) {
-		if (pipe2(in, O_CLOEXEC) != 0)
-			goto pipe_fail;
-	} else if ((in[0] = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0)
-		goto pipe_fail;
-
-	fds[0] = in[0];
-	fds[1] = op[1];
-	fds[2] = ep[1];
-	fds[3] = opts->pass_fd > 2 ? opts->pass_fd : -1;
-	rc = start_child(argv, envp, fds, opts->cwd, &pid, err);
-	close_fd(&in[0]);
-	close_fd(&op[1]);
-	close_fd(&ep[1]);
-	if (rc < 0) {
-		close_fd(&in[1]);
-		close_fd(&op[0]);
-		close_fd(&ep[0]);
-		return rc;
-	}
-	if (in[1] >= 0) {
-		fcntl(in[1], F_SETFL, fcntl(in[1], F_GETFL) | O_NONBLOCK);
+	if (in >= 0) {
+		fcntl(in, F_SETFL, fcntl(in, F_GETFL) | O_NONBLOCK);
 		if (in_len == 0)
-			close_fd(&in[1]);
+			close_fd(&in);
 	}
 
 	/* A child that stops reading its stdin must not kill us with SIGPIPE:
@@ -326,21 +297,21 @@ spawn_capture_opts(char *const argv[], char *const envp[], const struct spawn_op
 
 	if (opts->timeout_ms > 0)
 		deadline = now_ms() + opts->timeout_ms;
-	while (op[0] >= 0 || ep[0] >= 0) {
+	while (op >= 0 || ep >= 0) {
 		struct pollfd p[3];
 		int np = 0, wait_ms = -1, idx[3];
 
-		if (op[0] >= 0) {
+		if (op >= 0) {
 			idx[np] = 0;
-			p[np++] = (struct pollfd){ op[0], POLLIN, 0 };
+			p[np++] = (struct pollfd){ op, POLLIN, 0 };
 		}
-		if (ep[0] >= 0) {
+		if (ep >= 0) {
 			idx[np] = 1;
-			p[np++] = (struct pollfd){ ep[0], POLLIN, 0 };
+			p[np++] = (struct pollfd){ ep, POLLIN, 0 };
 		}
-		if (in[1] >= 0) {
+		if (in >= 0) {
 			idx[np] = 2;
-			p[np++] = (struct pollfd){ in[1], POLLOUT, 0 };
+			p[np++] = (struct pollfd){ in, POLLOUT, 0 };
 		}
 		if (deadline >= 0) {
 			long long left = deadline - now_ms();
@@ -364,17 +335,17 @@ spawn_capture_opts(char *const argv[], char *const envp[], const struct spawn_op
 			if (p[i].revents == 0)
 				continue;
 			if (idx[i] == 2) {
-				ssize_t w = write(in[1], input + in_off, in_len - in_off);
+				ssize_t w = write(in, input + in_off, in_len - in_off);
 
 				if (w > 0)
 					in_off += (size_t)w;
 				else if (w < 0 && (errno == EAGAIN || errno == EINTR))
 					continue;
 				if (w <= 0 || in_off == in_len)
-					close_fd(&in[1]);
+					close_fd(&in);
 				continue;
 			}
-			int *fd = idx[i] == 0 ? &op[0] : &ep[0];
+			int *fd = idx[i] == 0 ? &op : &ep;
 			char chunk[16384];
 			ssize_t n = read(*fd, chunk, sizeof chunk);
 
@@ -384,9 +355,9 @@ spawn_capture_opts(char *const argv[], char *const envp[], const struct spawn_op
 				close_fd(fd);
 		}
 	}
-	close_fd(&in[1]);
-	close_fd(&op[0]);
-	close_fd(&ep[0]);
+	close_fd(&in);
+	close_fd(&op);
+	close_fd(&ep);
 
 	sigpending(&pending);
 	if (!pipe_was_pending && !sigismember(&oldmask, SIGPIPE) &&
@@ -404,19 +375,99 @@ spawn_capture_opts(char *const argv[], char *const envp[], const struct spawn_op
 	out->truncated = truncated;
 	out->out = buf_finish(&bufs[0], &out->out_len);
 	out->err = buf_finish(&bufs[1], &out->err_len);
+}
+
+/* Pipes for 0..2 (stdin from /dev/null unless in_pipe) and the child. */
+static int
+start_piped(char *const argv[], char *const envp[], bool in_pipe, const struct spawn_opts *opts,
+	    pid_t *pidp, int *in, int *op, int *ep, char **err)
+{
+	int ip[2] = { -1, -1 }, o[2] = { -1, -1 }, e2[2] = { -1, -1 }, fds[4], rc, e;
+
+	if (pipe2(o, O_CLOEXEC) != 0 || pipe2(e2, O_CLOEXEC) != 0)
+		goto pipe_fail;
+	if (in_pipe) {
+		if (pipe2(ip, O_CLOEXEC) != 0)
+			goto pipe_fail;
+	} else if ((ip[0] = open("/dev/null", O_RDONLY | O_CLOEXEC)) < 0)
+		goto pipe_fail;
+
+	fds[0] = ip[0];
+	fds[1] = o[1];
+	fds[2] = e2[1];
+	fds[3] = opts->pass_fd > 2 ? opts->pass_fd : -1;
+	rc = start_child(argv, envp, fds, opts->cwd, pidp, err);
+	close_fd(&ip[0]);
+	close_fd(&o[1]);
+	close_fd(&e2[1]);
+	if (rc < 0) {
+		close_fd(&ip[1]);
+		close_fd(&o[0]);
+		close_fd(&e2[0]);
+		return rc;
+	}
+	*in = ip[1];
+	*op = o[0];
+	*ep = e2[0];
 	return 0;
 
 pipe_fail:
 	e = errno;
-	close_fd(&in[0]);
-	close_fd(&in[1]);
-	close_fd(&op[0]);
-	close_fd(&op[1]);
-	close_fd(&ep[0]);
-	close_fd(&ep[1]);
+	close_fd(&ip[0]);
+	close_fd(&ip[1]);
+	close_fd(&o[0]);
+	close_fd(&o[1]);
+	close_fd(&e2[0]);
+	close_fd(&e2[1]);
 	set_err(err, "cannot run '%s': pipe: %s", argv && argv[0] ? argv[0] : "",
 		strerror(e));
 	return -e;
+}
+
+int
+spawn_capture_opts(char *const argv[], char *const envp[], const struct spawn_opts *opts,
+		   struct spawn_result *out, char **err)
+{
+	static const struct spawn_opts none;
+	size_t in_len = 0;
+	int in, op, ep, rc;
+	pid_t pid;
+
+	if (opts == NULL)
+		opts = &none;
+	if (opts->input != NULL)
+		in_len = opts->input_len ? opts->input_len : strlen(opts->input);
+	rc = start_piped(argv, envp, opts->input != NULL, opts, &pid, &in, &op, &ep, err);
+	if (rc < 0)
+		return rc;
+	collect(pid, in, opts->input, in_len, op, ep, opts, out);
+	return 0;
+}
+
+int
+spawn_start(char *const argv[], char *const envp[], struct spawn_pending *p, char **err)
+{
+	static const struct spawn_opts none;
+	int rc = start_piped(argv, envp, true, &none, &p->pid, &p->in, &p->out, &p->err, err);
+
+	if (rc < 0)
+		p->pid = -1;
+	return rc;
+}
+
+void
+spawn_feed(struct spawn_pending *p, const struct spawn_opts *opts, struct spawn_result *out)
+{
+	static const struct spawn_opts none;
+	size_t in_len = 0;
+
+	if (opts == NULL)
+		opts = &none;
+	if (opts->input != NULL)
+		in_len = opts->input_len ? opts->input_len : strlen(opts->input);
+	collect(p->pid, p->in, opts->input, in_len, p->out, p->err, opts, out);
+	p->pid = -1;
+	p->in = p->out = p->err = -1;
 }
 
 int

@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 /*
  * Every function here runs argv[0] found with find_in_path() (PATH taken from
@@ -56,6 +57,21 @@ int spawn_capture_opts(char *const argv[], char *const envp[],
 		       const struct spawn_opts *opts, struct spawn_result *out,
 		       char **err);
 void spawn_result_free(struct spawn_result *r);
+
+/*
+ * A child started now and fed later: spawn_start runs argv with pipes for
+ * its stdin, stdout and stderr (so it can start up while we do other work);
+ * spawn_feed writes opts->input (NULL or empty: none) to its stdin, closes
+ * it, captures stdout and stderr as spawn_capture_opts does (opts->timeout_ms
+ * counted from the feed) and waits.  Every pending child must be fed, once:
+ * feeding nothing is how one is given up.
+ */
+struct spawn_pending {
+	pid_t pid;
+	int in, out, err;
+};
+int spawn_start(char *const argv[], char *const envp[], struct spawn_pending *p, char **err);
+void spawn_feed(struct spawn_pending *p, const struct spawn_opts *opts, struct spawn_result *out);
 
 /*
  * Run argv with our stdin, stdout and stderr (an interactive program such as

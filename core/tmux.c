@@ -30,11 +30,37 @@ tmux_init(struct tmux *t, const char *socket, const char *session)
 	t->session = xstrdup(session != NULL && *session != '\0' ? session : "hqt");
 }
 
+/* tmux_prestart's client: fed once, by tmux_open_window or tmux_free. */
+struct tmux_early {
+	struct spawn_pending p;
+	size_t base;  /* the words of argv_start, which the chain's text leaves out */
+	bool fed;
+};
+
+static void
+early_feed(struct tmux_early *x, const char *text, struct spawn_result *r)
+{
+	struct spawn_opts o;
+
+	memset(&o, 0, sizeof o);
+	o.input = text;
+	o.timeout_ms = TMUX_TIMEOUT_MS;
+	spawn_feed(&x->p, &o, r);
+	x->fed = true;
+}
+
 void
 tmux_free(struct tmux *t)
 {
 	if (t == NULL)
 		return;
+	if (t->early != NULL && !t->early->fed) {
+		struct spawn_result r;
+
+		early_feed(t->early, NULL, &r);
+		spawn_result_free(&r);
+	}
+	free(t->early);
 	free(t->socket);
 	free(t->session);
 	free(t->config);
@@ -246,6 +272,116 @@ run_full(const struct tmux *t, const struct strv *argv, struct spawn_result *res
 	if (tmux_run(t, argv, res, err) == 0)
 		return 0;
 	return res->out == NULL ? -2 : -1;
+}
+
+void
+tmux_prestart(struct tmux *t)
+{
+	struct strv a = STRV_INIT;
+	struct tmux_early *x;
+
+	if (t->early != NULL)
+		return;
+	argv_start(t, &a, true);
+	x = xcalloc(1, sizeof *x);
+	x->base = a.n;
+	strv_push(&a, "source-file");
+	strv_push(&a, "-");
+	if (spawn_start(strv_v(&a), NULL, &x->p, NULL) == 0)
+		t->early = x;
+	else
+		free(x);
+	strv_clear(&a);
+}
+
+/* word, single-quoted for tmux's parser: 'it'"'"'s'. */
+static void
+quote_word(struct strv *out, const char *w)
+{
+	size_t n = 3;
+	char *q, *o;
+
+	for (const char *p = w; *p; p++)
+		n += *p == '\'' ? 5 : 1;
+	q = o = xmalloc(n);
+	*o++ = '\'';
+	for (const char *p = w; *p; p++) {
+		if (*p == '\'') {
+			memcpy(o, "'\"'\"'", 5);
+			o += 5;
+		} else
+			*o++ = *p;
+	}
+	*o++ = '\'';
+	*o = '\0';
+	strv_take(out, q);
+}
+
+/*
+ * The chain of argv (past the base words) as one line of tmux commands:
+ * ";" words are the separators, every other word is quoted as it is meant
+ * (tmux_argv_word's "x\;" is "x;" again: only the argv form needs it).
+ */
+static char *
+chain_text(const struct strv *argv, size_t base)
+{
+	struct strv words = STRV_INIT;
+	size_t len = 0, off = 0;
+	char *text;
+
+	for (size_t i = base; i < argv->n; i++) {
+		const char *w = argv->v[i];
+		size_t l = strlen(w);
+
+		if (strcmp(w, ";") == 0) {
+			strv_push(&words, ";");
+		} else if (l >= 2 && w[l - 2] == '\\' && w[l - 1] == ';') {
+			char *plain = xstrdup(w);
+
+			plain[l - 2] = ';';
+			plain[l - 1] = '\0';
+			quote_word(&words, plain);
+			free(plain);
+		} else
+			quote_word(&words, w);
+	}
+	for (size_t i = 0; i < words.n; i++)
+		len += strlen(words.v[i]) + 1;
+	text = xmalloc(len + 2);
+	for (size_t i = 0; i < words.n; i++) {
+		size_t l = strlen(words.v[i]);
+
+		memcpy(text + off, words.v[i], l);
+		off += l;
+		text[off++] = ' ';
+	}
+	text[off > 0 ? off - 1 : 0] = '\n';
+	text[off > 0 ? off : 1] = '\0';
+	strv_clear(&words);
+	return text;
+}
+
+/*
+ * run_full_env through tmux_prestart's client, when there is one not used
+ * yet: the same answers (0, or -1 with the error line), or -3 when there is
+ * none.
+ */
+static int
+run_early(const struct tmux *t, const struct strv *argv, struct spawn_result *res, char **err)
+{
+	char *text;
+
+	if (t->early == NULL || t->early->fed)
+		return -3;
+	text = chain_text(argv, t->early->base);
+	early_feed(t->early, text, res);
+	free(text);
+	if (res->status == 0)
+		return 0;
+	char *msg = error_text(res);
+	set_err(err, "%s", msg);
+	free(msg);
+	return -1;
 }
 
 /* ---- names and targets ---- */
@@ -901,7 +1037,10 @@ new_window(const struct tmux *t, const char *name, const char *cwd, char *const 
 		goto out;
 
 	for (int attempt = 0;; attempt++) {
-		int st = run_full_env(t, &a, &envp, &r, &e);
+		int st = attempt == 0 && envp.n == 0 ? run_early(t, &a, &r, &e) : -3;
+
+		if (st == -3)
+			st = run_full_env(t, &a, &envp, &r, &e);
 
 		if (st == -1 && attempt == 0 &&
 		    (no_server(&r) || err_has(&r, "can't find session"))) {

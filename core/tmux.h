@@ -29,6 +29,7 @@ struct tmux {
 	char *session;  /* the tmux session that holds hqt's windows */
 	char *config;   /* NULL: tmux's own lookup; else -f FILE (tests: /dev/null) */
 	char *bin;      /* NULL: "tmux" from $PATH; else this program */
+	struct tmux_early *early; /* tmux_prestart's client, or NULL */
 };
 
 #define TMUX_HOME_WINDOW "hqt-home"   /* the first window of a session we create */
@@ -40,6 +41,20 @@ struct tmux {
 /* socket NULL or "" means the default server. */
 void tmux_init(struct tmux *t, const char *socket, const char *session);
 void tmux_free(struct tmux *t);
+
+/*
+ * Start the tmux client of the next tmux_open_window now, so that its start
+ * (exec, its libraries, connecting, the server's welcome) overlaps what the
+ * caller does before opening the window: `tmux source-file -`, which reads
+ * its commands from stdin once tmux_open_window writes the chain there, each
+ * word single-quoted for tmux's parser (a ' as '"'"'; no shell: tmux
+ * parses, nothing expands in single quotes).  For a window opened with our
+ * own environment (env without PATH) and the first attempt only; otherwise,
+ * or when it failed to start, tmux_open_window runs a client of its own.
+ * One that is never used is given empty input and reaped by tmux_free.
+ * Best effort: nothing is reported.
+ */
+void tmux_prestart(struct tmux *t);
 
 /* ---- building and running one invocation ---- */
 

@@ -119,21 +119,29 @@ setup(void)
 	 * returned, in the background.  before/after return only once the
 	 * server is gone (kill-server itself returns earlier), so the windows'
 	 * launchers are dead before hqt goes on.  $FAULTS_LOG, when set, gets
-	 * one line per call.
+	 * one line per call.  A `source-file -` (tmux_prestart's client) is
+	 * judged by the commands hqt writes to its stdin, read first and then
+	 * handed on, their quotes dropped for the match.
 	 */
 	t = real_tmux();
 	script = fmt("#!/bin/sh\n"
 		     "real='%s'\n"
-		     "[ -z \"$FAULTS_LOG\" ] || echo \"$*\" >>\"$FAULTS_LOG\"\n"
-		     "[ -f \"$FAULTS_ARM\" ] || exec \"$real\" \"$@\"\n"
-		     "read -r word n mode delay <\"$FAULTS_ARM\" || exec \"$real\" \"$@\"\n"
+		     "input= sf=\n"
+		     "case \" $* \" in *' source-file - '*) sf=1; input=$(cat; echo x); "
+		     "input=${input%%x} ;; esac\n"
+		     "words=\"$* $(printf '%%s' \"$input\" | tr -d \"'\\n\")\"\n"
+		     "run_real() { if [ -n \"$sf\" ]; then printf '%%s' \"$input\" | \"$real\" \"$@\"; "
+		     "else \"$real\" \"$@\"; fi; }\n"
+		     "[ -z \"$FAULTS_LOG\" ] || echo \"$words\" >>\"$FAULTS_LOG\"\n"
+		     "[ -f \"$FAULTS_ARM\" ] || { run_real \"$@\"; exit $?; }\n"
+		     "read -r word n mode delay <\"$FAULTS_ARM\" || { run_real \"$@\"; exit $?; }\n"
 		     "case $word in\n"
 		     "any) ;;\n"
-		     "*) case \" $* \" in *\" $word \"*) ;; *) exec \"$real\" \"$@\" ;; esac ;;\n"
+		     "*) case \" $words \" in *\" $word \"*) ;; *) run_real \"$@\"; exit $? ;; esac ;;\n"
 		     "esac\n"
 		     "if [ \"$n\" -gt 1 ]; then\n"
 		     "\techo \"$word $((n - 1)) $mode $delay\" >\"$FAULTS_ARM\"\n"
-		     "\texec \"$real\" \"$@\"\n"
+		     "\trun_real \"$@\"; exit $?\n"
 		     "fi\n"
 		     "rm -f \"$FAULTS_ARM\"\n"
 		     "kill_and_wait() {\n"
@@ -146,13 +154,13 @@ setup(void)
 		     "\tdone\n"
 		     "}\n"
 		     "case $mode in\n"
-		     "before) kill_and_wait; exec \"$real\" \"$@\" ;;\n"
+		     "before) kill_and_wait; run_real \"$@\"; exit $? ;;\n"
 		     "later)\n"
-		     "\t\"$real\" \"$@\"; rc=$?\n"
+		     "\trun_real \"$@\"; rc=$?\n"
 		     "\t(sleep \"$delay\"; \"$real\" -L \"$FAULTS_SOCKET\" kill-server) "
 		     "</dev/null >/dev/null 2>&1 &\n"
 		     "\texit $rc ;;\n"
-		     "*) \"$real\" \"$@\"; rc=$?; kill_and_wait; exit $rc ;;\n"
+		     "*) run_real \"$@\"; rc=$?; kill_and_wait; exit $rc ;;\n"
 		     "esac\n", t);
 	p = fmt("%s/tmux", wrap);
 	write_file(p, script, 0755);

@@ -1361,6 +1361,79 @@ Test(tmux, open_window_sets_what_the_configuration_does_not)
 	free(v);
 }
 
+/*
+ * tmux_prestart: the window's client started early reads the chain from its
+ * stdin, each word quoted for tmux's parser.  Every byte reaches the process
+ * as it was (quotes, $, ~, #, ;, braces, %, a newline, an empty word), the
+ * directory and the label too, by that one client; one never used is reaped
+ * by tmux_free; without a session the window is still opened (the second
+ * attempt runs a client of its own).
+ */
+Test(tmux, prestarted_client_opens_the_window_with_every_word_whole)
+{
+	char *fake = fmt("%s/fake-generic", fake_dir());
+	char *const argv[] = { fake, "it's", "dq\"x", "back\\slash", "$HOME", "~/x", "#h",
+			       "semi;", ";", "{", "}", "%if 1", "new\nline", "", "\\;", NULL };
+	char *dir = fmt("%s/it's a \"dir\" #1", D), *counter = fmt("%s/count", D);
+	char *control = fmt("%s/control", D), *rec = fmt("%s/rec", D);
+	char *argvfile = fmt("%s/rec.argv", D), *err = NULL, *v;
+	char *env[] = { NULL, NULL, NULL };
+	struct tmux_open o = { .label = "it's #1", .replace = true, .start = "spawn" };
+	struct strv got = STRV_INIT;
+	struct tmux_window w;
+
+	ensure();
+	cr_assert_eq(mkdir(dir, 0755), 0);
+	env[0] = fmt("FAKE_CONTROL=%s", control);
+	env[1] = fmt("FAKE_RECORD=%s", rec);
+	write_file(control, "idle\n", 0644);
+	free(T.bin);
+	T.bin = make_counting_tmux(counter);
+	tmux_prestart(&T);
+	cr_assert_eq(tmux_open_window(&T, "hqt-31", dir, argv, env, &o, &w, &err), 0, "%s", err);
+	cr_assert_eq(count_lines(counter), 1, "tmux ran %d times", count_lines(counter));
+	cr_assert(wait_for(file_exists, argvfile, 5000));
+	sleep_ms(100);
+	read_nul(argvfile, &got);
+	cr_assert_eq(got.n, ARRAY_SIZE(argv) - 1);
+	for (size_t i = 1; i < got.n; i++)
+		cr_assert_str_eq(got.v[i], argv[i], "word %zu", i);
+	v = tmux_out("display-message", "-p", "-t", w.window_id, "#{pane_start_path}|#{@hqt}", NULL);
+	char *want = fmt("%s|it's ##1\n", dir);
+	cr_assert_str_eq(v, want);
+	free(want);
+	free(v);
+	strv_clear(&got);
+
+	/* Prestarted, never used: reaped at the end, nothing opened. */
+	struct tmux spare;
+	int before = count_lines(counter);
+	tmux_init(&spare, T.socket, T.session);
+	spare.bin = strdup(T.bin);
+	spare.config = strdup("/dev/null");
+	tmux_prestart(&spare);
+	cr_assert_not_null(spare.early);
+	tmux_free(&spare);
+	cr_assert_eq(count_lines(counter), before + 1);
+	cr_assert_eq(windows_named("hqt-31"), 1);
+
+	/* No session yet: the early client fails, a second one opens it. */
+	cr_assert_eq(tmux_kill_server(&T, &err), 0, "%s", err);
+	for (int i = 0; i < 100 && tmux_server_running(&T, NULL) != 0; i++)
+		sleep_ms(20);
+	tmux_prestart(&T);
+	cr_assert_eq(tmux_open_window(&T, "hqt-32", D, argv, env, &o, &w, &err), 0, "%s", err);
+	cr_assert(pane_state(w.window_id).found);
+	free(env[0]);
+	free(env[1]);
+	free(argvfile);
+	free(rec);
+	free(control);
+	free(counter);
+	free(dir);
+	free(fake);
+}
+
 Test(tmux, respawn_in_the_same_window)
 {
 	struct tmux_window w, w2;
