@@ -373,6 +373,13 @@ run_early(const struct tmux *t, const struct strv *argv, struct spawn_result *re
 
 	if (t->early == NULL || t->early->fed)
 		return -3;
+	/* tmux's parser reads a '#' after a newline as a comment, even inside
+	 * single quotes: a word with a control character (a directory name
+	 * can hold one) goes as an argument, through a client of its own. */
+	for (size_t i = t->early->base; i < argv->n; i++)
+		for (const char *c = argv->v[i]; *c; c++)
+			if ((unsigned char)*c < 0x20 ? *c != '\t' : *c == 0x7f)
+				return -3;
 	text = chain_text(argv, t->early->base);
 	early_feed(t->early, text, res);
 	free(text);

@@ -49,8 +49,10 @@ void tmux_free(struct tmux *t);
  * its commands from stdin once tmux_open_window writes the chain there, each
  * word single-quoted for tmux's parser (a ' as '"'"'; no shell: tmux
  * parses, nothing expands in single quotes).  For a window opened with our
- * own environment (env without PATH) and the first attempt only; otherwise,
- * or when it failed to start, tmux_open_window runs a client of its own.
+ * own environment (env without PATH), whose words hold no control character
+ * but tab (tmux's parser reads a '#' after a newline as a comment, in quotes
+ * too), and the first attempt only; otherwise, or when it failed to start,
+ * tmux_open_window runs a client of its own.
  * One that is never used is given empty input and reaped by tmux_free.
  * Best effort: nothing is reported.
  */

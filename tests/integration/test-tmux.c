@@ -1364,8 +1364,9 @@ Test(tmux, open_window_sets_what_the_configuration_does_not)
 /*
  * tmux_prestart: the window's client started early reads the chain from its
  * stdin, each word quoted for tmux's parser.  Every byte reaches the process
- * as it was (quotes, $, ~, #, ;, braces, %, a newline, an empty word), the
- * directory and the label too, by that one client; one never used is reaped
+ * as it was (quotes, $, ~, #, ;, braces, %, a tab, an empty word), the
+ * directory and the label too, by that one client; words with a newline or
+ * another control character too, by a client of their own; one never used is reaped
  * by tmux_free; without a session the window is still opened (the second
  * attempt runs a client of its own).
  */
@@ -1373,7 +1374,10 @@ Test(tmux, prestarted_client_opens_the_window_with_every_word_whole)
 {
 	char *fake = fmt("%s/fake-generic", fake_dir());
 	char *const argv[] = { fake, "it's", "dq\"x", "back\\slash", "$HOME", "~/x", "#h",
-			       "semi;", ";", "{", "}", "%if 1", "new\nline", "", "\\;", NULL };
+			       "semi;", ";", "{", "}", "%if 1", "tab\tx", "", "\\;", NULL };
+	/* A newline then '#' would be a comment to tmux's parser, in quotes
+	 * too: such a word goes as an argument, by a client of its own. */
+	char *const lines[] = { fake, "a\n#b\n{", "x\r", NULL };
 	char *dir = fmt("%s/it's a \"dir\" #1", D), *counter = fmt("%s/count", D);
 	char *control = fmt("%s/control", D), *rec = fmt("%s/rec", D);
 	char *argvfile = fmt("%s/rec.argv", D), *err = NULL, *v;
@@ -1403,6 +1407,17 @@ Test(tmux, prestarted_client_opens_the_window_with_every_word_whole)
 	cr_assert_str_eq(v, want);
 	free(want);
 	free(v);
+	strv_clear(&got);
+
+	unlink(argvfile);
+	tmux_prestart(&T);
+	cr_assert_eq(tmux_open_window(&T, "hqt-33", dir, lines, env, &o, &w, &err), 0, "%s", err);
+	cr_assert(wait_for(file_exists, argvfile, 5000));
+	sleep_ms(100);
+	read_nul(argvfile, &got);
+	cr_assert_eq(got.n, ARRAY_SIZE(lines) - 1);
+	for (size_t i = 1; i < got.n; i++)
+		cr_assert_str_eq(got.v[i], lines[i], "word %zu", i);
 	strv_clear(&got);
 
 	/* Prestarted, never used: reaped at the end, nothing opened. */
