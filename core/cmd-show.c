@@ -28,7 +28,7 @@ const struct cmd_entry cmd_show_entry = {
 
 /*
  * Was s's live window started by a resume rung?  Its window option
- * @hqt-start says (session.c sets it with the window); the database does
+ * @hqt-start says (session/start.c sets it with the window); the database does
  * not record which command a window runs.
  */
 static bool

@@ -69,7 +69,7 @@ sandbox_policy_from_config(struct sandbox_policy *p, const struct sandbox_defaul
 	for (size_t i = 0; i < d->env.n; i++)
 		if (strv_find(&p->env_names, d->env.v[i]) < 0)
 			strv_push(&p->env_names, d->env.v[i]);
-	/* The plugin's binds are added at every start instead (session.c
+	/* The plugin's binds are added at every start instead (session/plan.c
 	 * session_add_plugin_binds): they follow the harness's settings as
 	 * they are then, and a stored writable bind of the harness's state
 	 * would outlive the design that made it. */

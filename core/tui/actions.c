@@ -183,7 +183,7 @@ new_open(struct tui *t)
 	in.sandbox_default = d->enabled;
 	in.fs_rw_default = d->fs_rw;
 	in.net_default = d->net;
-	/* hqt new's checks (session.c): the top of a repository, with a
+	/* hqt new's checks (session/verbs.c): the top of a repository, with a
 	 * commit to branch from. */
 	in.worktree_default = t->app->cfg.worktree;
 	in.git = worktree_repo_top(p->path);

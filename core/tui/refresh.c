@@ -19,7 +19,7 @@
 #include <sys/stat.h>
 #include <time.h>
 
-/* Output this recent may still turn into a status change (session.c
+/* Output this recent may still turn into a status change (session/status.c
  * calls 2 s of quiet "waiting"): keep reading the full status. */
 #define QUIET_SECONDS 3
 #define FULL_MS 30000

@@ -1,0 +1,385 @@
+/* plan.c: the plan of a start: a stored session and its harness become the
+ * exact argv, environment and binds, sandboxed or not (session_plan()),
+ * for `new`, `resume`, `--dry-run`, `show` and `doctor` alike. */
+#include "session.h"
+#include "session-int.h"
+#include "events.h"
+#include "text.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+int
+session_sandbox(const struct db_session *s, bool *fs_rw, bool *net)
+{
+	struct sandbox_policy pol;
+
+	if (s->sandbox_json == NULL)
+		return 0;
+	sandbox_policy_init(&pol);
+	if (sandbox_policy_from_json(&pol, s->sandbox_json, strlen(s->sandbox_json), NULL) != 0)
+		return -1;
+	*fs_rw = pol.fs_rw;
+	*net = pol.net;
+	sandbox_policy_free(&pol);
+	return 1;
+}
+
+const struct harness *
+find_harness(struct hqt_app *app, const char *name, char **err)
+{
+	const struct harness *h;
+	struct strv names = STRV_INIT;
+	char *const one[] = { (char *)name, NULL };
+	char *list;
+
+	/* Only its plugin; everything when it is not found (for the list). */
+	if (app_registry_for(app, one, 1, err) != 0)
+		return NULL;
+	if ((h = registry_harness(&app->reg, name)) != NULL)
+		return h;
+	for (size_t i = 0; i < app->reg.nharnesses; i++)
+		strv_push(&names, app->reg.harnesses[i].name);
+	list = text_unknown("harness", name, strv_v(&names), names.n, "loaded",
+			    "none loaded; see hqt doctor");
+	set_err(err, "%s", list);
+	free(list);
+	strv_clear(&names);
+	return NULL;
+}
+
+const char *
+session_dir(const struct db_session *s)
+{
+	return s->worktree != NULL ? s->worktree : s->project_path;
+}
+
+/* req for s; *root (free it) holds the private state of a sandboxed one. */
+void
+request_of(const struct db_session *s, struct hqt_request *req, char **root)
+{
+	*root = s->sandbox_json != NULL ? sandbox_state_root(s->harness, s->project_path) : NULL;
+	memset(req, 0, sizeof *req);
+	req->struct_size = sizeof *req;
+	req->project_path = session_dir(s);
+	req->harness_session_id = s->harness_session_id;
+	req->model = s->model;
+	req->sandboxed = s->sandbox_json != NULL;
+	req->uid = (unsigned)getuid();
+	req->spawned_at = s->spawned_at;
+	req->state_root = *root;
+}
+
+void
+session_plan_free(struct session_plan *p)
+{
+	hqt_cmd_clear(&p->cmd);
+	sandbox_policy_free(&p->policy);
+	free(p->home);
+	free(p->private_home);
+	free(p->exe);
+	free(p->state_root);
+	free(p->events);
+	free(p->event_helper);
+	memset(p, 0, sizeof *p);
+}
+
+/* See session.h. */
+void
+session_add_plugin_binds(const struct registry *reg, const struct harness *h,
+			 struct sandbox_policy *pol)
+{
+	struct hqt_binds binds = { NULL, 0 };
+
+	/*
+	 * h's own binds, as the plugin says now.  A stored bind on one of
+	 * their paths is from an older hqt, which stored the plugin's binds
+	 * (a writable ~/.claude among them): the plugin's word replaces it.
+	 */
+	harness_binds(h, &binds);
+	for (size_t j = 0; j < binds.n; j++)
+		for (size_t k = pol->nbinds; k-- > 0;)
+			if (!(pol->binds[k].flags & HQT_BIND_PROJECT) &&
+			    strcmp(pol->binds[k].path, binds.v[j].path) == 0) {
+				free(pol->binds[k].path);
+				pol->binds[k] = pol->binds[--pol->nbinds];
+			}
+	for (size_t j = 0; j < binds.n; j++) {
+		unsigned f = binds.v[j].flags;
+		struct stat st;
+
+		if (f & HQT_BIND_PROJECT)
+			continue;
+		/* A writable directory of a plugin (ABI 1.1 or older: its
+		 * state) is the session's own, never the host's. */
+		if ((f & HQT_BIND_RW) && !(f & (HQT_BIND_SEED | HQT_BIND_STATE)) &&
+		    (stat(binds.v[j].path, &st) != 0 || S_ISDIR(st.st_mode)))
+			f = HQT_BIND_STATE;
+		sandbox_policy_add_bind(pol, binds.v[j].path, f);
+	}
+	binds_clear(&binds);
+	for (size_t i = 0; i < reg->nharnesses; i++) {
+		harness_binds(&reg->harnesses[i], &binds);
+		for (size_t j = 0; j < binds.n; j++)
+			if (binds.v[j].flags & HQT_BIND_PROJECT)
+				sandbox_policy_add_bind(pol, binds.v[j].path, binds.v[j].flags);
+		binds_clear(&binds);
+	}
+}
+
+/*
+ * The harness of s.  A sandboxed session needs every plugin
+ * (session_add_protections): loaded first, because loading them all replaces a
+ * registry of only some, and with it every harness pointer into it.
+ */
+const struct harness *
+session_harness(struct hqt_app *app, const struct db_session *s, char **err)
+{
+	if (s->sandbox_json != NULL && app_registry(app, err) != 0)
+		return NULL;
+	return find_harness(app, s->harness, err);
+}
+
+int
+session_plan(struct hqt_app *app, const struct db_session *s, bool resume,
+	     char *const *host_env, struct session_plan *p, char **err)
+{
+	const struct harness *h = session_harness(app, s, err);
+	struct hqt_request req;
+	int rc;
+
+	memset(p, 0, sizeof *p);
+	hqt_cmd_init(&p->cmd);
+	sandbox_policy_init(&p->policy);
+	if (h == NULL)
+		return -1;
+	request_of(s, &req, &p->state_root);
+	/* The harness's own events (events.h), when its plugin reads them and
+	 * the file and hqt's helper can be had; else the screen alone. */
+	if (harness_has_events(h) && (p->events = events_path(s->id, true)) != NULL &&
+	    (p->event_helper = events_helper()) == NULL) {
+		free(p->events);
+		p->events = NULL;
+	}
+	req.event_file = p->events;
+	req.event_command = p->event_helper;
+	rc = resume ? harness_build_resume(h, &req, &p->cmd, err) : 1;
+	if (rc < 0)
+		goto fail;
+	if (rc == 1) {
+		hqt_cmd_clear(&p->cmd);
+		hqt_cmd_init(&p->cmd);
+		p->fresh = true;
+		if (harness_build_spawn(h, &req, &p->cmd, err) != 0)
+			goto fail;
+	}
+	if (p->cmd.cwd == NULL)
+		p->cmd.cwd = xstrdup(session_dir(s));
+	if (p->events != NULL) {
+		strv_take(&p->cmd.env, xasprintf("%s=%s", HQT_EVENT_FILE_ENV, p->events));
+		strv_take(&p->cmd.env, xasprintf("%s=%s", HQT_EVENT_COMMAND_ENV, p->event_helper));
+	}
+	if (s->sandbox_json == NULL)
+		return 0;
+
+	/* Sandboxed: the stored policy, never the current defaults. */
+	p->sandboxed = true;
+	if (sandbox_policy_from_json(&p->policy, s->sandbox_json, strlen(s->sandbox_json),
+				     err) != 0)
+		goto fail;
+	session_add_plugin_binds(&app->reg, h, &p->policy);
+	/* The one file it may write for hqt, and the helper that writes it. */
+	if (p->events != NULL) {
+		sandbox_policy_add_bind(&p->policy, p->events, HQT_BIND_RW);
+		sandbox_policy_add_bind(&p->policy, p->event_helper, HQT_BIND_RO);
+	}
+	p->home = user_home();
+	if (p->home == NULL || p->state_root == NULL) {
+		set_err(err, "cannot sandbox: $HOME is not set");
+		goto fail;
+	}
+	p->private_home = xasprintf("%s/home", p->state_root);
+	if (sandbox_find_exe(p->cmd.argv.v[0], envp_get(host_env, "PATH"), &p->exe) != 0) {
+		char *shown = text_escape(p->cmd.argv.v[0], 80);
+		set_err(err, "cannot run '%s': not found on PATH", shown);
+		free(shown);
+		goto fail;
+	}
+	p->in.policy = &p->policy;
+	p->in.argv = strv_v(&p->cmd.argv);
+	p->in.env_add = strv_v(&p->cmd.env);
+	p->in.cwd = p->cmd.cwd;
+	p->in.project = session_dir(s);
+	p->in.home = p->home;
+	p->in.private_home = p->private_home;
+	p->in.exe = p->exe;
+	p->in.host_env = host_env;
+	return 0;
+fail:
+	session_plan_free(p);
+	return -1;
+}
+
+int
+session_argv(struct hqt_app *app, const struct db_session *s, bool resume, struct strv *argv,
+	     bool *fresh, char **err)
+{
+	struct session_plan p;
+	int rc = 0;
+
+	if (session_plan(app, s, resume, environ, &p, err) != 0)
+		return -1;
+	if (p.sandboxed)
+		rc = sandbox_command(&p.in, argv, err);
+	else
+		strv_pushv(argv, (const char *const *)strv_v(&p.cmd.argv));
+	if (fresh != NULL)
+		*fresh = p.fresh;
+	session_plan_free(&p);
+	return rc;
+}
+
+/* ---- the plan of a start ---- */
+
+/* Our environment for the session: ours, minus what belongs to our
+ * terminal's tmux (the window is in hqt's own). */
+static void
+host_env(struct strv *env)
+{
+	for (char **e = environ; *e != NULL; e++)
+		if (strncmp(*e, "TMUX=", 5) != 0 && strncmp(*e, "TMUX_PANE=", 10) != 0)
+			strv_push(env, *e);
+}
+
+/* NAME=VALUE into env, replacing an entry of that name. */
+static void
+env_put(struct strv *env, const char *entry)
+{
+	size_t n = strcspn(entry, "=");
+
+	for (size_t i = 0; i < env->n; i++)
+		if (strncmp(env->v[i], entry, n) == 0 && env->v[i][n] == '=') {
+			free(env->v[i]);
+			env->v[i] = xstrdup(entry);
+			return;
+		}
+	strv_push(env, entry);
+}
+
+/*
+ * The whole start of s, as hqt-launch will run it (launch.h): the plugin's
+ * command (resume: its resume command, or spawn when there is nothing to
+ * resume, *fresh says which) with our environment, or, sandboxed, bwrap's
+ * argv and environment, the private state prepared and the seccomp program
+ * in *seccomp_fd.  0, or -1 with *err.
+ */
+static int
+start_plan(struct hqt_app *app, const struct db_session *s, bool resume, struct launch_plan *lp,
+	   int *seccomp_fd, bool *fresh, char **err)
+{
+	struct strv env = STRV_INIT;
+	struct session_plan p;
+	int rc = -1;
+
+	memset(lp, 0, sizeof *lp);
+	*seccomp_fd = -1;
+	host_env(&env);
+	if (session_plan(app, s, resume, strv_v(&env), &p, err) != 0) {
+		strv_clear(&env);
+		return -1;
+	}
+	/* The last run's events say nothing of this one. */
+	events_reset(p.events);
+	*fresh = p.fresh;
+	lp->cwd = xstrdup(p.cmd.cwd);
+	if (p.sandboxed) {
+		lp->sandboxed = true;
+		if (sandbox_plan(&p.in, &lp->argv, &lp->envp, seccomp_fd, err) == 0) {
+			lp->exe = xstrdup(lp->argv.v[0]);
+			rc = 0;
+		}
+	} else {
+		const char *path = envp_get(strv_v(&env), "PATH");
+
+		errno = 0;
+		lp->exe = find_in_path(p.cmd.argv.v[0], path);
+		if (lp->exe == NULL) {
+			int e = errno != 0 ? errno : ENOENT;
+			char *shown = text_escape(p.cmd.argv.v[0], 80);
+
+			set_err(err, "cannot run '%s': %s", shown, strerror(e));
+			free(shown);
+		} else {
+			strv_pushv(&lp->argv, (const char *const *)strv_v(&p.cmd.argv));
+			strv_pushv(&lp->envp, (const char *const *)strv_v(&env));
+			for (size_t i = 0; i < p.cmd.env.n; i++)
+				env_put(&lp->envp, p.cmd.env.v[i]);
+			rc = 0;
+		}
+	}
+	if (rc != 0) {
+		launch_plan_clear(lp);
+		if (*seccomp_fd >= 0)
+			close(*seccomp_fd);
+		*seccomp_fd = -1;
+	}
+	session_plan_free(&p);
+	strv_clear(&env);
+	return rc;
+}
+
+/* start_plan into launch directory dir: 0, or -1 with *err. */
+int
+dir_plan(struct hqt_app *app, const struct db_session *s, bool resume, const char *dir,
+	 bool *sandboxed, bool *fresh, char **err)
+{
+	struct launch_plan lp;
+	int fd, rc;
+
+	if (start_plan(app, s, resume, &lp, &fd, fresh, err) != 0)
+		return -1;
+	rc = launch_plan_write(dir, &lp, fd, err);
+	*sandboxed = lp.sandboxed;
+	if (fd >= 0)
+		close(fd);
+	launch_plan_clear(&lp);
+	return rc;
+}
+
+int
+session_stand_in_argv(struct hqt_app *app, const struct harness *h, const char *dir,
+		      bool sandboxed, struct strv *argv, char **err)
+{
+	struct sandbox_policy pol;
+	struct db_session s;
+	char *json = NULL, *id = NULL;
+	int rc = -1;
+
+	memset(&s, 0, sizeof s);
+	s.project = (char *)"doctor";
+	s.project_path = (char *)dir;
+	s.harness = h->name;
+	s.spawned_at = now();
+	/* A harness whose ids hqt picks needs one to build its command. */
+	if (harness_generate_id(h, &id, err) < 0)
+		return -1;
+	s.harness_session_id = id;
+	if (sandboxed) {
+		/* The defaults of hqt.ini, writable: the widest a session gets. */
+		sandbox_policy_init(&pol);
+		sandbox_policy_from_config(&pol, &app->cfg.sandbox);
+		pol.fs_rw = true;
+		json = sandbox_policy_to_json(&pol, err);
+		sandbox_policy_free(&pol);
+		if (json == NULL)
+			goto out;
+		s.sandbox_json = json;
+	}
+	rc = session_argv(app, &s, false, argv, NULL, err);
+out:
+	free(json);
+	free(id);
+	return rc;
+}

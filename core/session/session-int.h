@@ -1,0 +1,73 @@
+/* session-int.h: what the files of core/session/ share; nothing outside
+ * core/session/ includes it. */
+#ifndef HQT_SESSION_INT_H
+#define HQT_SESSION_INT_H
+
+#include <errno.h>
+#include <time.h>
+
+#include "launch.h"
+#include "session.h"
+
+extern char **environ;
+
+static inline long long
+now(void)
+{
+	return (long long)time(NULL);
+}
+
+static inline void
+sleep_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+/* plan.c */
+const struct harness *find_harness(struct hqt_app *app, const char *name, char **err);
+void request_of(const struct db_session *s, struct hqt_request *req, char **root);
+/* Everything needed to exec a session; built by session_plan(), used by
+ * session_argv (printing) and start_plan (running). */
+struct session_plan {
+	struct hqt_cmd cmd;
+	bool fresh;
+	bool sandboxed;
+	struct sandbox_policy policy;
+	struct sandbox_input in;
+	char *home, *private_home, *exe, *state_root;
+	char *events, *event_helper;  /* events.h; NULL: none for this launch */
+};
+void session_plan_free(struct session_plan *p);
+const struct harness *session_harness(struct hqt_app *app, const struct db_session *s, char **err);
+int session_plan(struct hqt_app *app, const struct db_session *s, bool resume,
+		 char *const *host_env, struct session_plan *p, char **err);
+int dir_plan(struct hqt_app *app, const struct db_session *s, bool resume, const char *dir,
+	     bool *sandboxed, bool *fresh, char **err);
+/* start.c */
+struct rundir {
+	char *dir;
+	int ready;  /* read end of the FIFO */
+	long pid;   /* the window's process (the launcher), once open_window ran */
+};
+void rundir_free(struct rundir *r);
+int rundir_make(struct rundir *r, char **err);
+int rundir_wait(struct hqt_app *app, const char *name, struct rundir *r, char **err);
+/*
+ * Open (or respawn) session s's window running hqt-launch on the plan in r,
+ * and leave r ready to wait on.  OPEN_REPLACE: kill a leftover window of the
+ * same name first, in the same tmux call.  box: a sandboxed pane, its
+ * terminal locked down before the launcher can start anything (tmux_open).
+ */
+enum open_how { OPEN_NEW, OPEN_REPLACE, OPEN_RESPAWN };
+char *window_label(const char *nickname, const char *project, const char *harness);
+int open_window(struct hqt_app *app, long long id, const char *cwd, enum open_how how,
+		const char *label, bool resume, bool box, struct rundir *r, char **err);
+char *last_lines(const char *text);
+void mark_exited(struct hqt_app *app, long long id, const char *msg);
+int launch_new(struct hqt_app *app, long long id, const char *label, char **err);
+int window_alive(struct hqt_app *app, const char *name, char **err);
+
+#endif

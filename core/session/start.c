@@ -1,0 +1,364 @@
+/* start.c: the hand-off to the launcher.
+ *
+ * How a session starts: `hqt new` commits the row, works out the whole start
+ * (the harness's argv and environment, or bwrap's with the sandbox's private
+ * state prepared and its seccomp program) and leaves that plan in a private
+ * launch directory DIR (0700: secrets never travel on a command line), then
+ * opens the tmux window running `hqt-launch DIR` (core/launcher.c), which
+ * has no sqlite, plugins or config: it starts the plan and stays with it.
+ * DIR also holds a FIFO: the launcher opens it, its child holds it until the
+ * exec, so `hqt new` reads EOF the moment the harness (or bwrap) is exec'd,
+ * or the launcher's error. */
+#include "session.h"
+#include "session-int.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define READY_TIMEOUT_MS 15000   /* the launcher's start (a loaded machine) */
+#define STALE_RUNDIR_SECONDS 60  /* a launch takes well under READY_TIMEOUT_MS */
+/* ---- starting a window ---- */
+
+void
+rundir_free(struct rundir *r)
+{
+	char *p;
+
+	if (r->dir == NULL)
+		return;
+	if (r->ready >= 0)
+		close(r->ready);
+	launch_plan_remove(r->dir);
+	p = xasprintf("%s/ready", r->dir);
+	unlink(p);
+	free(p);
+	/* Those of an older hqt's launcher. */
+	p = xasprintf("%s/env", r->dir);
+	unlink(p);
+	free(p);
+	p = xasprintf("%s/gate", r->dir);
+	unlink(p);
+	free(p);
+	rmdir(r->dir);
+	free(r->dir);
+	r->dir = NULL;
+}
+
+/* A `hqt new` killed before it cleaned up leaves its launch directory (and
+ * maybe the plan in it) behind; sweep ours once they are stale. */
+static void
+rundir_sweep(const char *base)
+{
+	DIR *d = opendir(base);
+	struct dirent *de;
+	struct stat st;
+	time_t t = time(NULL);
+
+	if (d == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		if (strncmp(de->d_name, "hqt-launch-", 11) != 0)
+			continue;
+		char *dir = xasprintf("%s/%s", base, de->d_name);
+		if (lstat(dir, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == getuid() &&
+		    t - st.st_mtime > STALE_RUNDIR_SECONDS) {
+			struct rundir r = { dir, -1, 0 };
+			rundir_free(&r);    /* frees dir */
+		} else
+			free(dir);
+	}
+	closedir(d);
+}
+
+/* A private launch directory with the ready FIFO, opened for reading. */
+int
+rundir_make(struct rundir *r, char **err)
+{
+	const char *base = getenv("XDG_RUNTIME_DIR");
+	char *tmpl, *path;
+
+	r->ready = -1;
+	if (base == NULL || access(base, W_OK) != 0)
+		base = "/tmp";
+	rundir_sweep(base);
+	tmpl = xasprintf("%s/hqt-launch-XXXXXX", base);
+	if (mkdtemp(tmpl) == NULL) {
+		set_err(err, "cannot create a directory in %s: %s", base, strerror(errno));
+		free(tmpl);
+		return -1;
+	}
+	r->dir = tmpl;
+	path = xasprintf("%s/ready", r->dir);
+	if (mkfifo(path, 0600) != 0) {
+		free(path);
+		goto fail;
+	}
+	/* Non-blocking: no writer yet.  Linux reports POLLHUP only once a
+	 * writer has come and gone. */
+	r->ready = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	free(path);
+	if (r->ready < 0)
+		goto fail;
+	return 0;
+fail:
+	set_err(err, "cannot prepare the launch directory %s: %s", r->dir, strerror(errno));
+	rundir_free(r);
+	return -1;
+}
+
+/* Has process pid ended (gone, or a zombie nobody reaped yet)? */
+static bool
+pid_gone(long pid)
+{
+	char path[64], buf[256], *p;
+	ssize_t n;
+	int fd;
+
+	if (pid <= 0)
+		return false;
+	if (kill((pid_t)pid, 0) != 0)
+		return errno == ESRCH;
+	snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return errno == ENOENT;
+	n = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (n <= 0)
+		return false;
+	buf[n] = '\0';
+	/* "pid (comm) S ...": the state follows the last ')'. */
+	p = strrchr(buf, ')');
+	return p != NULL && (p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X'));
+}
+
+/*
+ * Wait for the launcher of window `name`: 0 when it exec'd, -1 with *err =
+ * its message.  EOF alone does not prove the exec: a launcher killed before
+ * it (the tmux server killed, the window closed) closes the FIFO too, and
+ * one killed before it opened the FIFO never writes at all.  So when the
+ * launcher's process is gone, tmux is asked whether the window still
+ * exists; that costs a tmux call only on this unhappy path.
+ */
+int
+rundir_wait(struct hqt_app *app, const char *name, struct rundir *r, char **err)
+{
+	char buf[4096];
+	size_t len = 0;
+	int waited = 0;
+	bool eof = false;
+
+	for (;;) {
+		struct pollfd pfd = { r->ready, POLLIN, 0 };
+		int n = poll(&pfd, 1, 100);
+		if (n < 0 && errno != EINTR)
+			break;
+		if (n > 0) {
+			ssize_t got = read(r->ready, buf + len, sizeof buf - 1 - len);
+			if (got > 0) {
+				len += (size_t)got;
+				if (len < sizeof buf - 1)
+					continue;
+			}
+			if (got == 0)
+				eof = true;
+			if (got == 0 || len >= sizeof buf - 1)
+				break;
+			if (got < 0 && errno != EAGAIN && errno != EINTR)
+				break;
+		}
+		/* No word yet: a launcher that died before opening the FIFO
+		 * would keep us here until the timeout. */
+		if (n == 0 && pid_gone(r->pid))
+			break;
+		waited += 100;
+		if (waited >= READY_TIMEOUT_MS) {
+			set_err(err, "the session's launcher did not start within %d s",
+				READY_TIMEOUT_MS / 1000);
+			return -1;
+		}
+	}
+	buf[len] = '\0';
+	if (len > 0) {
+		set_err(err, "%s", trim(buf));
+		return -1;
+	}
+	if (!pid_gone(r->pid))
+		return 0;
+	/* The process is gone: a harness that exec'd and ended at once left
+	 * its dead pane (remain-on-exit); no window means tmux lost it. */
+	switch (window_alive(app, name, NULL)) {
+	case -1:
+		set_err(err, "window %s went away before the harness started "
+			     "(was the tmux server killed?)", name);
+		return -1;
+	case 0:
+		if (eof)
+			return 0;
+		set_err(err, "the session's launcher ended before starting the harness");
+		return -1;
+	default:
+		return 0;
+	}
+}
+
+/*
+ * What a window shows beside its name in tmux's status line, so that a user
+ * recognises it there: the nickname, else project/harness.  The name itself
+ * stays "hqt-N", the key every lookup uses (docs/decisions.md).
+ */
+char *
+window_label(const char *nickname, const char *project, const char *harness)
+{
+	if (nickname != NULL && *nickname != '\0')
+		return xstrdup(nickname);
+	return xasprintf("%s/%s", project != NULL ? project : "?", harness != NULL ? harness : "?");
+}
+
+int
+open_window(struct hqt_app *app, long long id, const char *cwd, enum open_how how,
+	    const char *label, bool resume, bool box, struct rundir *r, char **err)
+{
+	struct tmux_open o = {
+		.label = label,
+		.replace = how == OPEN_REPLACE,
+		.respawn = how == OPEN_RESPAWN,
+		.start = resume ? "resume" : "spawn",
+		.box = box,
+	};
+	struct tmux_window w;
+	char name[32], *launcher = launch_program();
+	int rc;
+
+	if (launcher == NULL) {
+		set_err(err, "cannot find hqt-launch, which runs in every session's window "
+			"(it belongs in lib/hqt beside hqt's plugins); reinstall hqt");
+		return -1;
+	}
+	session_window_name(id, name, sizeof name);
+	/* The label and the sandbox's terminal in the same tmux call as the
+	 * window: one tmux process per start (bench/README.md). */
+	rc = tmux_open_window(&app->tmux, name, cwd, (char *const[]){ launcher, r->dir, NULL },
+			      NULL, &o, &w, err);
+	free(launcher);
+	if (rc != 0)
+		return -1;
+	r->pid = w.pid;
+	if (w.clipboard_was_on)
+		app_warn(app, "tmux's set-clipboard was on; it is now external, so that sandboxed "
+			 "panes can neither read nor set the clipboard (copy mode still reaches "
+			 "your terminal; see docs/sandbox.md)");
+	return 0;
+}
+
+/* How many of the last lines of a dead pane explain it: a harness's first
+ * line is a banner or a warning, its error comes last. */
+#define EXIT_LINES 3
+
+/* The last EXIT_LINES non-blank lines of a pane's text (what a failed
+ * harness printed), tmux's own "Pane is dead" left out, joined by " / ";
+ * NULL when there are none. */
+char *
+last_lines(const char *text)
+{
+	const char *p = text, *keep[EXIT_LINES];
+	size_t klen[EXIT_LINES], n = 0;
+	char *out = NULL;
+
+	while (p != NULL && *p != '\0') {
+		const char *nl = strchr(p, '\n');
+		size_t len = nl ? (size_t)(nl - p) : strlen(p);
+		char *copy = xstrndup(p, len), *line = trim(copy);
+
+		if (*line != '\0' && strncmp(line, "Pane is dead", 12) != 0) {
+			if (n == EXIT_LINES) {
+				memmove(keep, keep + 1, sizeof keep[0] * (EXIT_LINES - 1));
+				memmove(klen, klen + 1, sizeof klen[0] * (EXIT_LINES - 1));
+				n--;
+			}
+			keep[n] = p + (line - copy);
+			klen[n++] = strlen(line);
+		}
+		free(copy);
+		p = nl ? nl + 1 : NULL;
+	}
+	for (size_t i = 0; i < n; i++) {
+		char *next = xasprintf("%s%s%.*s", out ? out : "", out ? " / " : "",
+				       (int)klen[i], keep[i]);
+		free(out);
+		out = next;
+	}
+	return out;
+}
+
+void
+mark_exited(struct hqt_app *app, long long id, const char *msg)
+{
+	struct db_session_change c = {
+		.set = DB_SET_STATE | (msg != NULL ? DB_SET_EXIT_MESSAGE : 0),
+		.state = DB_STATE_EXITED,
+		.exit_message = msg,
+	};
+	char *ignored = NULL;
+
+	db_session_change(app->db, id, &c, &ignored);
+	free(ignored);
+}
+
+/*
+ * The window of a session whose row is committed: plan, window, wait for
+ * the exec.  A failure marks the row exited with why (the session stays,
+ * `hqt resume` can try again) and returns -1 with *err.
+ */
+int
+launch_new(struct hqt_app *app, long long id, const char *label, char **err)
+{
+	struct rundir rd = { NULL, -1, 0 };
+	struct db_session *s = NULL;
+	char name[32];
+	bool sandboxed = false, fresh;
+	int rc = -1;
+
+	session_window_name(id, name, sizeof name);
+	/*
+	 * A number is reused after a session was removed (or a start rolled
+	 * back), and a window of that name may still be there: OPEN_REPLACE
+	 * kills it in the same tmux call that opens ours.  The tmux session is
+	 * made only when the window cannot be opened without it: one tmux
+	 * process less on every other start.
+	 */
+	if (db_session_get(app->db, id, &s, err) == 0 && rundir_make(&rd, err) == 0 &&
+	    dir_plan(app, s, false, rd.dir, &sandboxed, &fresh, err) == 0 &&
+	    (open_window(app, id, session_dir(s), OPEN_REPLACE, label, false, sandboxed, &rd,
+			 NULL) == 0 ||
+	     (tmux_ensure_session(&app->tmux, err) == 0 &&
+	      open_window(app, id, session_dir(s), OPEN_REPLACE, label, false, sandboxed, &rd,
+			  err) == 0)))
+		rc = rundir_wait(app, name, &rd, err);
+	if (rc != 0)
+		mark_exited(app, id, *err);
+	rundir_free(&rd);
+	db_session_free(s);
+	return rc;
+}
+
+/* Is the pane of window `name` alive (1), dead (0) or missing (-1)? */
+int
+window_alive(struct hqt_app *app, const char *name, char **err)
+{
+	struct tmux_panes panes = { NULL, 0 };
+	const struct tmux_pane *p;
+	int rc;
+
+	if (tmux_list_panes(&app->tmux, &panes, err) != 0)
+		return -1;
+	p = tmux_panes_find(&panes, name);
+	rc = p == NULL ? -1 : !p->dead;
+	tmux_panes_free(&panes);
+	return rc;
+}
