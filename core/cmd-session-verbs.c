@@ -145,6 +145,8 @@ cmd_attach(struct hqt_app *app, const char *window)
 					 &ign);
 		free(ign);
 	}
+	/* The attach may exec tmux: what is left to say is said first. */
+	cmd_flush_warnings(app);
 	fflush(stdout);
 	if (tmux_attach(&app->tmux, window, false, &err) != 0) {
 		cmd_error("%s", err);
