@@ -100,21 +100,20 @@ void
 app_warn(struct hqt_app *app, const char *fmt, ...)
 {
 	va_list ap;
-	char *msg;
 
 	va_start(ap, fmt);
-	msg = xvasprintf(fmt, ap);
+	strv_take(&app->warnings, xvasprintf(fmt, ap));
 	va_end(ap);
-	strv_push(&app->warnings, msg);
-	free(msg);
 }
 
 void
 app_take_warnings(struct hqt_app *app, struct strv *out)
 {
-	for (size_t i = 0; i < app->warnings.n; i++)
-		strv_push(out, app->warnings.v[i]);
-	strv_clear(&app->warnings);
+	char **v = strv_detach(&app->warnings);
+
+	for (size_t i = 0; v[i] != NULL; i++)
+		strv_take(out, v[i]);
+	free(v);
 }
 
 void
