@@ -41,6 +41,7 @@ root=$(mktemp -d /tmp/hqt-sandbox-bench-XXXXXX)
 sock=hqt-sandbox-bench-$$
 cleanup() {
 	tmux -L "$sock" kill-server 2>/dev/null || :
+	rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$sock"  # tmux leaves its socket behind
 	rm -rf "$root" "$rundir"
 }
 trap cleanup EXIT INT TERM

@@ -39,7 +39,9 @@ root=$(mktemp -d /tmp/hqt-sessions-bench-XXXXXX)
 sock=hqt-sessions-bench-$$
 cleanup() {
 	tmux -L "$sock" kill-server 2>/dev/null || :
+	rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$sock"  # tmux leaves its socket behind
 	tmux -L "$sock-ev" kill-server 2>/dev/null || :
+	rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$sock-ev"  # tmux leaves its socket behind
 	rm -rf "$root" "$rundir"
 }
 trap cleanup EXIT INT TERM

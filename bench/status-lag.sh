@@ -45,6 +45,7 @@ sock=hqt-status-lag-$$
 server=
 cleanup() {
 	tmux -L "$sock" kill-server 2>/dev/null || :
+	rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$sock"  # tmux leaves its socket behind
 	[ -z "$server" ] || kill "$server" 2>/dev/null || :
 	sleep 0.5
 	[ -n "${KEEP:-}" ] || rm -rf "$root"

@@ -32,6 +32,7 @@ root=$(mktemp -d /tmp/hqt-tui-bench-XXXXXX)
 sock=hqt-tui-bench-$$
 cleanup() {
 	tmux -L "$sock" kill-server 2>/dev/null || :
+	rm -f "${TMUX_TMPDIR:-/tmp}/tmux-$(id -u)/$sock"  # tmux leaves its socket behind
 	rm -rf "$root"
 }
 trap cleanup EXIT INT TERM

@@ -210,6 +210,14 @@ e2e_init(struct e2e *e, enum e2e_codex codex, const char *ini_extra)
 	mkdir(rundir, 0700);
 	tenv_put(&e->te, "XDG_RUNTIME_DIR", rundir);
 	free(rundir);
+	/* The CLIs' own temporary files (claude's /tmp/claude-UID/<project>,
+	 * codex's bwrap mount targets) stay in the test's directory too; beside
+	 * the HOME, not above it (codex refuses helper links under a temporary
+	 * directory).  A sandboxed session gets TMPDIR=/tmp, its own tmpfs. */
+	char *tmp = fmt("%s/tmp", e->te.root);
+	mkdir(tmp, 0700);
+	tenv_put(&e->te, "TMPDIR", tmp);
+	free(tmp);
 	run_ok(&e->te, "project", "add", "p", e->proj, NULL);
 }
 

@@ -203,15 +203,9 @@ teardown(void)
 	if (nobody_tmux)
 		run_nobody_tmux_kill();
 	nobody_tmux = false;
-	/* tmux leaves its socket file behind after kill-server. */
-	const char *tmp = getenv("TMUX_TMPDIR") ? getenv("TMUX_TMPDIR") : "/tmp";
-	char *sock = fmt("%s/tmux-%d/%s", tmp, (int)getuid(), te.socket);
-	char *nsock = fmt("%s/tmux-%d/%s", tmp, NOBODY, te.socket);
+	/* tenv_free removes our socket file; nobody's server left one too. */
+	tmux_socket_remove(te.socket, NOBODY);
 	tenv_free(&te);
-	unlink(sock);
-	unlink(nsock);
-	free(sock);
-	free(nsock);
 	free(proj);
 	free(bin);
 	free(wrap);

@@ -50,17 +50,8 @@ setup(void)
 static void
 teardown(void)
 {
-	const char *tmp = getenv("TMUX_TMPDIR");
-	char *sock = fmt("%s/tmux-%u/%s", tmp != NULL && *tmp != '\0' ? tmp : "/tmp",
-			 (unsigned)getuid(), T.socket);
-
 	tmux_kill_server(&T, NULL);
-	unlink(sock); /* tmux leaves its socket file behind */
-	free(sock);
-	sock = fmt("%s/tmux-%u/%s.lock", tmp != NULL && *tmp != '\0' ? tmp : "/tmp",
-		   (unsigned)getuid(), T.socket);
-	unlink(sock); /* and, after a start-up race, its lock */
-	free(sock);
+	tmux_socket_remove(T.socket, (unsigned)getuid());
 	rm_rf(D);
 	free(D);
 	tmux_free(&T);

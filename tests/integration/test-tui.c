@@ -534,6 +534,7 @@ Test(tui, needing_the_user_rings_the_bell_on_the_hqt_session)
 	cr_assert_not_null(strstr(v, "session 1 'bell' needs you"), "%s", v);
 	free(v);
 	free(outer_run(&o, "kill-server", NULL, NULL, NULL, NULL));
+	tmux_socket_remove(o.socket, (unsigned)getuid());
 	free(o.socket);
 }
 

@@ -234,6 +234,23 @@ tenv_init(struct tenv *te, const char *ini_extra)
 }
 
 void
+tmux_socket_remove(const char *name, unsigned uid)
+{
+	const char *tmp = getenv("TMUX_TMPDIR");
+	char *sock;
+
+	if (tmp == NULL || *tmp == '\0')
+		tmp = "/tmp";
+	sock = fmt("%s/tmux-%u/%s", tmp, uid, name);
+	unlink(sock);
+	free(sock);
+	/* after a start-up race, its lock too */
+	sock = fmt("%s/tmux-%u/%s.lock", tmp, uid, name);
+	unlink(sock);
+	free(sock);
+}
+
+void
 tenv_free(struct tenv *te)
 {
 	struct run r;
@@ -242,6 +259,7 @@ tenv_free(struct tenv *te)
 		const char *argv[] = { "tmux", "-L", te->socket, "kill-server", NULL };
 		run_argv(&r, te, argv, NULL);
 		run_free(&r);
+		tmux_socket_remove(te->socket, (unsigned)getuid());
 	}
 	rm_rf(te->root);
 	/* A harness dying with the server may still write its record files

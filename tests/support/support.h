@@ -79,6 +79,9 @@ const char *source_dir(void);
 const char *build_dir(void);
 
 char *tmpdir_new(void);                 /* mkdtemp; caller frees and rm_rf's */
+/* Remove the socket file (and lock) of tmux -L name for user uid, which a
+ * server leaves behind in $TMUX_TMPDIR/tmux-UID when it ends. */
+void tmux_socket_remove(const char *name, unsigned uid);
 void rm_rf(const char *path);
 void write_file(const char *path, const char *text, int mode); /* mkdir -p parent */
 char *slurp(const char *path);          /* NULL if missing */
