@@ -1445,15 +1445,35 @@ all_digits(const char *s)
 	return true;
 }
 
+/* The error of a nickname already taken in its project. */
+static void
+nickname_taken(struct db *db, long long project_id, const char *nickname, char **err,
+	       const char *what)
+{
+	sqlite3_stmt *st;
+
+	if (prep(db, "SELECT p.name, s.id FROM sessions s JOIN projects p ON p.id = s.project_id "
+		 "WHERE s.project_id = ? AND s.nickname = ?", &st, err, what) < 0)
+		return;
+	if (bind(db, st, err, what, "it", project_id, nickname) == 0 &&
+	    step(db, st, true, err, what) == SQLITE_ROW)
+		fail(err, "project '%s' already has a session nicknamed '%s' (number %lld)",
+		     (const char *)sqlite3_column_text(st, 0), nickname,
+		     (long long)sqlite3_column_int64(st, 1));
+	else if (*err == NULL)
+		fail(err, "%s: the nickname '%s' is taken", what, nickname);
+	sqlite3_finalize(st);
+}
+
 int
 db_session_insert(struct db *db, const struct db_session_new *s,
 		  long long *idp, char **err)
 {
-	const char *what = "cannot create session";
+	const char *what = "cannot create session", *state;
 	sqlite3_stmt *st = NULL;
-	char *project = NULL;
+	char *e = NULL;
 	long long id = 0;
-	int ret = -1, rc;
+	int ret = -1;
 
 	if (s->harness == NULL || *s->harness == '\0') {
 		fail(err, "%s: no harness given", what);
@@ -1468,36 +1488,12 @@ db_session_insert(struct db *db, const struct db_session_new *s,
 		     "session number", what, s->nickname);
 		return -1;
 	}
+	if ((state = db_state_name(s->state)) == NULL) {
+		fail(err, "%s: bad state %d", what, (int)s->state);
+		return -1;
+	}
 	if (unit_begin(db, err, what) < 0)
 		return -1;
-
-	if (prep(db, "SELECT name FROM projects WHERE id = ?", &st, err, what) < 0 ||
-	    bind(db, st, err, what, "i", s->project_id) < 0)
-		goto end;
-	rc = step(db, st, true, err, what);
-	if (rc == SQLITE_DONE)
-		fail(err, "%s: no project with id %lld", what, s->project_id);
-	if (rc != SQLITE_ROW)
-		goto end;
-	project = col_str(st, 0);
-	sqlite3_finalize(st);
-	st = NULL;
-
-	if (s->nickname != NULL) {
-		if (prep(db, "SELECT id FROM sessions WHERE project_id = ? AND nickname = ?",
-			 &st, err, what) < 0 ||
-		    bind(db, st, err, what, "it", s->project_id, s->nickname) < 0)
-			goto end;
-		rc = step(db, st, true, err, what);
-		if (rc == SQLITE_ROW)
-			fail(err, "project '%s' already has a session nicknamed '%s' "
-			     "(number %lld)", project ? project : "", s->nickname,
-			     (long long)sqlite3_column_int64(st, 0));
-		if (rc != SQLITE_DONE)
-			goto end;
-		sqlite3_finalize(st);
-		st = NULL;
-	}
 
 	/* The record of harnesses used: first use kept, plugin kept current. */
 	if (prep(db, "INSERT INTO harnesses (name, plugin, first_used) VALUES (?, ?, ?) "
@@ -1509,19 +1505,37 @@ db_session_insert(struct db *db, const struct db_session_new *s,
 	sqlite3_finalize(st);
 	st = NULL;
 
-	if (prep(db, "INSERT INTO sessions (project_id, harness, nickname, model, "
-		 "harness_session_id, state, created_at, sandbox_json) "
-		 "VALUES (?, ?, ?, ?, ?, 'created', ?, ?)", &st, err, what) < 0 ||
-	    bind(db, st, err, what, "ittttit",
-		 s->project_id, s->harness, s->nickname, s->model,
-		 s->harness_session_id, now(), s->sandbox_json) < 0 ||
-	    step(db, st, true, err, what) != SQLITE_DONE)
+	/* One statement: a missing project inserts nothing, a nickname taken
+	 * fails the UNIQUE constraint (and is looked up only then). */
+	if (prep(db, "INSERT INTO sessions (id, project_id, harness, nickname, model, "
+		 "harness_session_id, state, created_at, spawned_at, sandbox_json, worktree, "
+		 "branch, base) SELECT nullif(?1, 0), ?2, ?3, ?4, ?5, ?6, ?7, ?8, nullif(?9, 0), "
+		 "?10, ?11, ?12, ?13 WHERE EXISTS (SELECT 1 FROM projects WHERE id = ?2)", &st,
+		 err, what) < 0 ||
+	    bind(db, st, err, what, "iitttttiitttt", s->id, s->project_id, s->harness,
+		 s->nickname, s->model, s->harness_session_id, state, now(), s->spawned_at,
+		 s->sandbox_json, s->worktree, s->branch, s->base) < 0)
 		goto end;
+	if (step(db, st, true, &e, what) != SQLITE_DONE) {
+		if (s->nickname != NULL &&
+		    sqlite3_extended_errcode(db->h) == SQLITE_CONSTRAINT_UNIQUE) {
+			free(e);
+			e = NULL;
+			nickname_taken(db, s->project_id, s->nickname, err, what);
+		} else {
+			*err = e;
+			e = NULL;
+		}
+		goto end;
+	}
+	if (sqlite3_changes(db->h) == 0) {
+		fail(err, "%s: no project with id %lld", what, s->project_id);
+		goto end;
+	}
 	id = sqlite3_last_insert_rowid(db->h);
 	ret = 0;
 end:
 	sqlite3_finalize(st);
-	free(project);
 	ret = unit_end(db, ret, err, what);
 	if (ret == 0 && idp != NULL)
 		*idp = id;

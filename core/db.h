@@ -130,8 +130,9 @@ struct db_session_list {
 	size_t n;
 };
 
-/* What a new session's row holds; state starts as DB_STATE_CREATED. */
+/* What a new session's row holds; zeroes are the defaults. */
 struct db_session_new {
+	long long id;                   /* 0: the next number */
 	long long project_id;
 	const char *harness;            /* required */
 	const char *plugin;             /* the plugin serving it, for the record; may be NULL */
@@ -139,10 +140,14 @@ struct db_session_new {
 	const char *model;              /* may be NULL */
 	const char *harness_session_id; /* may be NULL */
 	const char *sandbox_json;       /* may be NULL */
+	enum db_state state;            /* DB_STATE_CREATED when 0 */
+	long long spawned_at;           /* 0: never spawned */
+	const char *worktree, *branch, *base;  /* may be NULL */
 };
 
 /*
- * Insert a session and record the harness as used; *idp gets its number.
+ * Insert a session and record the harness as used; *idp (may be NULL) gets
+ * its number.
  * Errors: "no project with id N", "project 'web' already has a session
  * nicknamed 'x' (number 3)", a nickname that is empty or all digits (it
  * would read as a number).

@@ -24,6 +24,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +36,9 @@
 /* How long the pty gets to drain after the harness ended by itself: tmux
  * reads a pane whenever its event loop runs, well within this. */
 #define DRAIN_MS 100
+/* How long hqt may take to write the plan (it does while tmux opens the
+ * window: milliseconds); hqt's going away is seen at once. */
+#define GATE_TIMEOUT_MS 30000
 
 static void
 tell(int fd, const char *msg)
@@ -148,12 +152,58 @@ run_plain(const struct launch_plan *p, int ready, char **err)
 	leave_like(status, &waited);
 }
 
+/*
+ * Wait at dir/gate for hqt's word on the plan: "1" when it is written, "!"
+ * and why when there is none.  hqt holds the FIFO open until we started, so
+ * a read of nothing (EOF) means hqt went away before it had a word.  No
+ * gate: the plan was written before the window opened.  0, or -1 with *err.
+ */
+static int
+wait_gate(const char *dir, char **err)
+{
+	char *path = xasprintf("%s/gate", dir), buf[4096];
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC), waited = 0;
+
+	free(path);
+	if (fd < 0)
+		return errno == ENOENT ? 0 : (set_err(err, "cannot open the gate: %s",
+						      strerror(errno)), -1);
+	for (;;) {
+		struct pollfd p = { fd, POLLIN, 0 };
+		int n = poll(&p, 1, 100);
+		ssize_t got;
+
+		if (n < 0 && errno != EINTR)
+			break;
+		got = read(fd, buf, sizeof buf - 1);
+		if (got > 0) {
+			buf[got] = '\0';
+			close(fd);
+			if (buf[0] == '1')
+				return 0;
+			set_err(err, "%s", buf[0] == '!' ? buf + 1 : "hqt sent no plan");
+			return -1;
+		}
+		if (got == 0) {
+			close(fd);
+			set_err(err, "hqt went away before the session's plan was written");
+			return -1;
+		}
+		if (n == 0 && (waited += 100) >= GATE_TIMEOUT_MS)
+			break;
+	}
+	close(fd);
+	set_err(err, "hqt did not write the session's plan within %d s", GATE_TIMEOUT_MS / 1000);
+	return -1;
+}
+
 int
 main(int argc, char **argv)
 {
 	struct launch_plan p;
 	char *err = NULL, *path;
 	int ready, seccomp_fd = -1;
+
 
 	if (argc != 2 || argv[1][0] != '/') {
 		fprintf(stderr, "usage: hqt-launch DIR (run by hqt in a session's window)\n");
@@ -162,7 +212,7 @@ main(int argc, char **argv)
 	path = xasprintf("%s/ready", argv[1]);
 	ready = open(path, O_WRONLY | O_NONBLOCK | O_CLOEXEC);
 	free(path);
-	if (launch_plan_read(argv[1], &p, &seccomp_fd, &err) == 0) {
+	if (wait_gate(argv[1], &err) == 0 && launch_plan_read(argv[1], &p, &seccomp_fd, &err) == 0) {
 		set_term(&p.envp);
 		if (p.sandboxed) {
 			/* Never returns once bwrap runs; the sandbox's

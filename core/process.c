@@ -280,6 +280,7 @@ collect(pid_t pid, int in, const char *input, size_t in_len, int op, int ep,
 	sigset_t pipeset, oldmask, pending;
 	bool pipe_was_pending, truncated = false, timed_out = false, signaled = false;
 	long long deadline = -1;
+	void (*meanwhile)(void *) = opts->meanwhile;
 
 	if (in >= 0) {
 		fcntl(in, F_SETFL, fcntl(in, F_GETFL) | O_NONBLOCK);
@@ -300,6 +301,11 @@ collect(pid_t pid, int in, const char *input, size_t in_len, int op, int ep,
 	while (op >= 0 || ep >= 0) {
 		struct pollfd p[3];
 		int np = 0, wait_ms = -1, idx[3];
+
+		if (in < 0 && meanwhile != NULL) {
+			meanwhile(opts->meanwhile_arg);
+			meanwhile = NULL;
+		}
 
 		if (op >= 0) {
 			idx[np] = 0;
@@ -358,6 +364,8 @@ collect(pid_t pid, int in, const char *input, size_t in_len, int op, int ep,
 	close_fd(&in);
 	close_fd(&op);
 	close_fd(&ep);
+	if (meanwhile != NULL)
+		meanwhile(opts->meanwhile_arg);  /* a child that closed its output at once */
 
 	sigpending(&pending);
 	if (!pipe_was_pending && !sigismember(&oldmask, SIGPIPE) &&

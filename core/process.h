@@ -43,6 +43,12 @@ struct spawn_opts {
 	int pass_fd;           /* above 2: given to the child as its descriptor 3
 				* (bwrap's --seccomp 3), the one it gets beside
 				* 0-2; 0: none */
+	/* Called once, as soon as the child's stdin is written whole and
+	 * closed, before the rest of its output is waited for: work of ours
+	 * that overlaps the child's (hqt new plans while tmux opens the
+	 * window).  Not called when the child could not be started. */
+	void (*meanwhile)(void *arg);
+	void *meanwhile_arg;
 };
 
 #define SPAWN_OUTPUT_MAX ((size_t)64 << 20)

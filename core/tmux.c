@@ -37,13 +37,19 @@ struct tmux_early {
 	bool fed;
 };
 
+/* o (may be NULL): its meanwhile is called once the text is sent. */
 static void
-early_feed(struct tmux_early *x, const char *text, struct spawn_result *r)
+early_feed(struct tmux_early *x, const char *text, const struct tmux_open *w,
+	   struct spawn_result *r)
 {
 	struct spawn_opts o;
 
 	memset(&o, 0, sizeof o);
 	o.input = text;
+	if (w != NULL) {
+		o.meanwhile = w->meanwhile;
+		o.meanwhile_arg = w->meanwhile_arg;
+	}
 	o.timeout_ms = TMUX_TIMEOUT_MS;
 	spawn_feed(&x->p, &o, r);
 	x->fed = true;
@@ -57,7 +63,7 @@ tmux_free(struct tmux *t)
 	if (t->early != NULL && !t->early->fed) {
 		struct spawn_result r;
 
-		early_feed(t->early, NULL, &r);
+		early_feed(t->early, NULL, NULL, &r);
 		spawn_result_free(&r);
 	}
 	free(t->early);
@@ -222,10 +228,11 @@ error_text(const struct spawn_result *r)
 	return msg;
 }
 
-/* tmux_run with the client's environment given (NULL: ours). */
+/* tmux_run with the client's environment given (NULL: ours), and w's
+ * meanwhile (w may be NULL). */
 static int
 run_env(const struct tmux *t, const struct strv *argv, char *const envp[],
-	struct spawn_result *res, char **err)
+	const struct tmux_open *w, struct spawn_result *res, char **err)
 {
 	struct spawn_opts o;
 	struct spawn_result r;
@@ -234,6 +241,10 @@ run_env(const struct tmux *t, const struct strv *argv, char *const envp[],
 
 	memset(&o, 0, sizeof o);
 	o.timeout_ms = TMUX_TIMEOUT_MS;
+	if (w != NULL) {
+		o.meanwhile = w->meanwhile;
+		o.meanwhile_arg = w->meanwhile_arg;
+	}
 	rc = spawn_capture_opts(strv_v(argv), envp, &o, &r, &e);
 	if (rc < 0) {
 		if (rc == -ENOENT && t->bin == NULL)
@@ -261,7 +272,7 @@ run_env(const struct tmux *t, const struct strv *argv, char *const envp[],
 int
 tmux_run(const struct tmux *t, const struct strv *argv, struct spawn_result *res, char **err)
 {
-	return run_env(t, argv, NULL, res, err);
+	return run_env(t, argv, NULL, NULL, res, err);
 }
 
 /* Run, and tell "tmux could not even be run" (-2) from "tmux said no" (-1). */
@@ -367,7 +378,8 @@ chain_text(const struct strv *argv, size_t base)
  * none.
  */
 static int
-run_early(const struct tmux *t, const struct strv *argv, struct spawn_result *res, char **err)
+run_early(const struct tmux *t, const struct strv *argv, const struct tmux_open *w,
+	  struct spawn_result *res, char **err)
 {
 	char *text;
 
@@ -381,7 +393,7 @@ run_early(const struct tmux *t, const struct strv *argv, struct spawn_result *re
 			if ((unsigned char)*c < 0x20 ? *c != '\t' : *c == 0x7f)
 				return -3;
 	text = chain_text(argv, t->early->base);
-	early_feed(t->early, text, res);
+	early_feed(t->early, text, w, res);
 	free(text);
 	if (res->status == 0)
 		return 0;
@@ -883,13 +895,13 @@ window_client_env(const struct tmux *t, struct strv *a, char *const env[],
 	return 0;
 }
 
-/* run_full with envp (empty: ours). */
+/* run_full with envp (empty: ours) and w's meanwhile (w may be NULL). */
 static int
 run_full_env(const struct tmux *t, const struct strv *argv, const struct strv *envp,
-	     struct spawn_result *res, char **err)
+	     const struct tmux_open *w, struct spawn_result *res, char **err)
 {
 	memset(res, 0, sizeof *res);
-	if (run_env(t, argv, envp->n > 0 ? strv_v(envp) : NULL, res, err) == 0)
+	if (run_env(t, argv, envp->n > 0 ? strv_v(envp) : NULL, w, res, err) == 0)
 		return 0;
 	return res->out == NULL ? -2 : -1;
 }
@@ -984,12 +996,45 @@ push_start(struct strv *a, const char *target, const char *start)
 	tmux_argv_word(a, start);
 }
 
+/* A tmux_open's meanwhile, called at most once over a call's attempts. */
+struct once {
+	const struct tmux_open *o;
+	struct tmux_open w;  /* w.meanwhile is once_call */
+	bool done;
+};
+
+static void
+once_call(void *arg)
+{
+	struct once *x = arg;
+
+	if (!x->done) {
+		x->done = true;
+		x->o->meanwhile(x->o->meanwhile_arg);
+	}
+}
+
+/* The tmux_open to hand run_*: NULL without a meanwhile. */
+static const struct tmux_open *
+once_init(struct once *x, const struct tmux_open *o)
+{
+	memset(x, 0, sizeof *x);
+	if (o == NULL || o->meanwhile == NULL)
+		return NULL;
+	x->o = o;
+	x->w.meanwhile = once_call;
+	x->w.meanwhile_arg = x;
+	return &x->w;
+}
+
 static int
 new_window(const struct tmux *t, const char *name, const char *cwd, char *const argv[],
 	   char *const env[], bool replace, const char *label, const char *start, bool box,
-	   struct tmux_window *out, char **err)
+	   const struct tmux_open *o, struct tmux_window *out, char **err)
 {
 	struct strv a = STRV_INIT, envp = STRV_INIT;
+	struct once mw;
+	const struct tmux_open *busy = once_init(&mw, o);
 	struct spawn_result r;
 	struct tmux_window w, check;
 	char *end = NULL, *e = NULL, *nl;
@@ -1044,10 +1089,10 @@ new_window(const struct tmux *t, const char *name, const char *cwd, char *const 
 		goto out;
 
 	for (int attempt = 0;; attempt++) {
-		int st = attempt == 0 && envp.n == 0 ? run_early(t, &a, &r, &e) : -3;
+		int st = attempt == 0 && envp.n == 0 ? run_early(t, &a, busy, &r, &e) : -3;
 
 		if (st == -3)
-			st = run_full_env(t, &a, &envp, &r, &e);
+			st = run_full_env(t, &a, &envp, busy, &r, &e);
 
 		if (st == -1 && attempt == 0 &&
 		    (no_server(&r) || err_has(&r, "can't find session"))) {
@@ -1112,7 +1157,7 @@ int
 tmux_new_window(const struct tmux *t, const char *name, const char *cwd,
 		char *const argv[], char *const env[], struct tmux_window *out, char **err)
 {
-	return new_window(t, name, cwd, argv, env, false, NULL, NULL, false, out, err);
+	return new_window(t, name, cwd, argv, env, false, NULL, NULL, false, NULL, out, err);
 }
 
 int
@@ -1120,12 +1165,13 @@ tmux_new_window_replace(const struct tmux *t, const char *name, const char *cwd,
 			char *const argv[], char *const env[], struct tmux_window *out,
 			char **err)
 {
-	return new_window(t, name, cwd, argv, env, true, NULL, NULL, false, out, err);
+	return new_window(t, name, cwd, argv, env, true, NULL, NULL, false, NULL, out, err);
 }
 
 static int respawn_window(const struct tmux *t, const char *window, const char *cwd,
 			  char *const argv[], char *const env[], const char *label,
-			  const char *start, bool box, struct tmux_window *out, char **err);
+			  const char *start, bool box, const struct tmux_open *o,
+			  struct tmux_window *out, char **err);
 
 int
 tmux_open_window(const struct tmux *t, const char *name, const char *cwd, char *const argv[],
@@ -1133,24 +1179,26 @@ tmux_open_window(const struct tmux *t, const char *name, const char *cwd, char *
 		 char **err)
 {
 	if (o->respawn)
-		return respawn_window(t, name, cwd, argv, env, o->label, o->start, o->box, out,
-				      err);
-	return new_window(t, name, cwd, argv, env, o->replace, o->label, o->start, o->box, out,
-			  err);
+		return respawn_window(t, name, cwd, argv, env, o->label, o->start, o->box, o,
+				      out, err);
+	return new_window(t, name, cwd, argv, env, o->replace, o->label, o->start, o->box, o,
+			  out, err);
 }
 
 int
 tmux_respawn_window(const struct tmux *t, const char *window, const char *cwd,
 		    char *const argv[], char *const env[], struct tmux_window *out, char **err)
 {
-	return respawn_window(t, window, cwd, argv, env, NULL, NULL, false, out, err);
+	return respawn_window(t, window, cwd, argv, env, NULL, NULL, false, NULL, out, err);
 }
 
 static int
 respawn_window(const struct tmux *t, const char *window, const char *cwd,
 	       char *const argv[], char *const env[], const char *label, const char *start,
-	       bool box, struct tmux_window *out, char **err)
+	       bool box, const struct tmux_open *o, struct tmux_window *out, char **err)
 {
+	struct once mw;
+	const struct tmux_open *busy = once_init(&mw, o);
 	struct strv a = STRV_INIT, envp = STRV_INIT;
 	struct spawn_result r;
 	struct tmux_window w;
@@ -1175,7 +1223,7 @@ respawn_window(const struct tmux *t, const char *window, const char *cwd,
 		push_box(&a, target);
 	if (check_size(&a, err) != 0 || window_client_env(t, &a, env, &envp, err) != 0)
 		goto out;
-	if (run_full_env(t, &a, &envp, &r, err) == 0) {
+	if (run_full_env(t, &a, &envp, busy, &r, err) == 0) {
 		const char *nl = strchr(r.out, '\n');
 
 		if (parse_window_line(r.out, &w) != 0)

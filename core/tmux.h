@@ -202,6 +202,11 @@ struct tmux_open {
 			    * it, the server's set-clipboard "on" made "external"
 			    * (then out->clipboard_was_on); the window is killed
 			    * when that fails */
+	/* Called once while tmux works on the call (the commands sent, the
+	 * answer not yet read), when tmux could be started: what the caller
+	 * can do in that time (hqt new writes the session's plan). */
+	void (*meanwhile)(void *arg);
+	void *meanwhile_arg;
 };
 int tmux_open_window(const struct tmux *t, const char *name, const char *cwd, char *const argv[],
 		     char *const env[], const struct tmux_open *o, struct tmux_window *out,

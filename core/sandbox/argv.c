@@ -375,10 +375,18 @@ int
 sandbox_build_argv(const struct sandbox_input *in, struct strv *out, char **err)
 {
 	struct plan pl;
-	struct envset env = { STRV_INIT, STRV_INIT };
-	struct strv av = STRV_INIT;
-	char fdbuf[16];
+	int rc;
 
+	if (argv_check(in, err) < 0 || plan_build(in, &pl, err) < 0)
+		return -1;
+	rc = argv_of_plan(in, &pl, out, err);
+	plan_free(&pl);
+	return rc;
+}
+
+int
+argv_check(const struct sandbox_input *in, char **err)
+{
 	if (in->bwrap == NULL || in->bwrap[0] != '/') {
 		set_err(err, "sandbox: no bubblewrap path");
 		return -1;
@@ -387,13 +395,19 @@ sandbox_build_argv(const struct sandbox_input *in, struct strv *out, char **err)
 		set_err(err, "sandbox: the seccomp descriptor must be above 2");
 		return -1;
 	}
-	if (check_features(in->features, err) < 0)
-		return -1;
-	if (plan_build(in, &pl, err) < 0)
-		return -1;
+	return check_features(in->features, err);
+}
+
+int
+argv_of_plan(const struct sandbox_input *in, const struct plan *pl, struct strv *out,
+	     char **err)
+{
+	struct envset env = { STRV_INIT, STRV_INIT };
+	struct strv av = STRV_INIT;
+	char fdbuf[16];
+
 	/* Checked here too, so a bad environment fails the dry run as well. */
 	if (build_env(in, &env, err) < 0) {
-		plan_free(&pl);
 		strv_clear(&env.names);
 		strv_clear(&env.values);
 		return -1;
@@ -410,24 +424,23 @@ sandbox_build_argv(const struct sandbox_input *in, struct strv *out, char **err)
 	strv_push(&av, in->bwrap);
 	push_isolation(&av, in->features, in->policy->net);
 
-	if (push_system(&av, pl.resolv_dir, err) < 0) {
+	if (push_system(&av, pl->resolv_dir, err) < 0) {
 		strv_clear(&av);
-		plan_free(&pl);
 		return -1;
 	}
-	push3(&av, "--bind", pl.priv, pl.home);
-	for (size_t i = 0; i < pl.nmnts; i++)
-		push3(&av, pl.mnts[i].rw ? "--bind" : "--ro-bind",
-		      pl.mnts[i].src != NULL ? pl.mnts[i].src : pl.mnts[i].path, pl.mnts[i].path);
-	for (size_t i = 0; i < pl.pins.n; i++)
-		push3(&av, "--bind", pl.pins.v[i], pl.pins.v[i]);
-	for (size_t i = 0; i < pl.ro_top.n; i++)
-		push3(&av, "--ro-bind", pl.ro_top.v[i], pl.ro_top.v[i]);
-	for (size_t i = 0; i < pl.sym_at.n; i++)
-		push3(&av, "--symlink", pl.sym_to.v[i], pl.sym_at.v[i]);
+	push3(&av, "--bind", pl->priv, pl->home);
+	for (size_t i = 0; i < pl->nmnts; i++)
+		push3(&av, pl->mnts[i].rw ? "--bind" : "--ro-bind",
+		      pl->mnts[i].src != NULL ? pl->mnts[i].src : pl->mnts[i].path, pl->mnts[i].path);
+	for (size_t i = 0; i < pl->pins.n; i++)
+		push3(&av, "--bind", pl->pins.v[i], pl->pins.v[i]);
+	for (size_t i = 0; i < pl->ro_top.n; i++)
+		push3(&av, "--ro-bind", pl->ro_top.v[i], pl->ro_top.v[i]);
+	for (size_t i = 0; i < pl->sym_at.n; i++)
+		push3(&av, "--symlink", pl->sym_to.v[i], pl->sym_at.v[i]);
 
 	push3(&av, "--remount-ro", "/etc", NULL);
-	push3(&av, "--chdir", pl.cwd, NULL);
+	push3(&av, "--chdir", pl->cwd, NULL);
 	if (in->info_fd > 2) {
 		snprintf(fdbuf, sizeof fdbuf, "%d", in->info_fd);
 		push3(&av, "--info-fd", fdbuf, NULL);
@@ -443,7 +456,6 @@ sandbox_build_argv(const struct sandbox_input *in, struct strv *out, char **err)
 	strv_clear(&av);
 	strv_clear(&env.names);
 	strv_clear(&env.values);
-	plan_free(&pl);
 	return 0;
 }
 

@@ -328,23 +328,31 @@ int
 sandbox_prepare(const struct sandbox_input *in, char **err)
 {
 	struct plan pl;
-	int rc = -1;
+	int rc;
 
 	if (plan_build(in, &pl, err) < 0)
 		return -1;
-	if (prepare_private(&pl, err) < 0)
-		goto out;
-	for (size_t i = 0; i < pl.mk_dirs.n; i++) {
-		if (mkdir(pl.mk_dirs.v[i], 0755) == 0)
-			owner_of_parent(pl.mk_dirs.v[i]);
+	rc = prepare_plan(&pl, err);
+	plan_free(&pl);
+	return rc;
+}
+
+int
+prepare_plan(const struct plan *pl, char **err)
+{
+	if (prepare_private(pl, err) < 0)
+		return -1;
+	for (size_t i = 0; i < pl->mk_dirs.n; i++) {
+		if (mkdir(pl->mk_dirs.v[i], 0755) == 0)
+			owner_of_parent(pl->mk_dirs.v[i]);
 		else if (errno != EEXIST) {
-			set_err(err, "sandbox: cannot create '%s': %s", pl.mk_dirs.v[i],
+			set_err(err, "sandbox: cannot create '%s': %s", pl->mk_dirs.v[i],
 				strerror(errno));
-			goto out;
+			return -1;
 		}
 	}
-	for (size_t i = 0; i < pl.mk_files.n; i++) {
-		const char *p = pl.mk_files.v[i];
+	for (size_t i = 0; i < pl->mk_files.n; i++) {
+		const char *p = pl->mk_files.v[i];
 		size_t n = strlen(p);
 		bool json = n > 5 && strcmp(p + n - 5, ".json") == 0;
 		int fd = open(p, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -355,15 +363,12 @@ sandbox_prepare(const struct sandbox_input *in, char **err)
 			set_err(err, "sandbox: cannot create '%s': %s", p, strerror(errno));
 			if (fd >= 0)
 				close(fd);
-			goto out;
+			return -1;
 		}
 		close(fd);
 		owner_of_parent(p);
 	}
-	rc = 0;
-out:
-	plan_free(&pl);
-	return rc;
+	return 0;
 }
 
 /* ------------------------------------------------------------------------ */

@@ -66,6 +66,15 @@ extern const char *const sys_top[SYS_TOP_N];
 int plan_build(const struct sandbox_input *in, struct plan *pl, char **err);
 void plan_free(struct plan *pl);
 
+/* prepare.c: sandbox_prepare of a plan already built. */
+int prepare_plan(const struct plan *pl, char **err);
+
+/* argv.c: sandbox_build_argv in two halves (what the input lacks, then the
+ * argv of a plan already built). */
+int argv_check(const struct sandbox_input *in, char **err);
+int argv_of_plan(const struct sandbox_input *in, const struct plan *pl, struct strv *out,
+		 char **err);
+
 /* argv.c: pieces of the argv the probe runs too. */
 void push3(struct strv *av, const char *a, const char *b, const char *c);
 void push_isolation(struct strv *av, unsigned features, bool net);

@@ -4,6 +4,7 @@
 #include "seccomp-filter.h"
 #include "util.h"
 
+#include <stdlib.h>
 #include <unistd.h>
 
 /* ------------------------------------------------------------------------ */
@@ -39,22 +40,74 @@ sandbox_command(const struct sandbox_input *in, struct strv *out, char **err)
 	return rc;
 }
 
+/* sandbox_start_new's work, kept until sandbox_start_finish. */
+struct sandbox_start {
+	struct sandbox_input x;  /* the caller's, with the probe's bwrap and features */
+	struct sandbox_probe pr;
+	struct plan pl;
+};
+
+struct sandbox_start *
+sandbox_start_new(const struct sandbox_input *in, char **err)
+{
+	struct sandbox_start *st = xcalloc(1, sizeof *st);
+	struct strv env = STRV_INIT;
+
+	if (probe_into(in, &st->x, &st->pr, err) != 0 || argv_check(&st->x, err) != 0) {
+		sandbox_probe_clear(&st->pr);
+		free(st);
+		return NULL;
+	}
+	if (plan_build(&st->x, &st->pl, err) != 0) {
+		sandbox_probe_clear(&st->pr);
+		free(st);
+		return NULL;
+	}
+	/* A bad environment fails here too, before anything is written. */
+	if (sandbox_build_env(&st->x, &env, err) != 0) {
+		strv_clear(&env);
+		sandbox_start_free(st);
+		return NULL;
+	}
+	strv_clear(&env);
+	return st;
+}
+
+int
+sandbox_start_finish(struct sandbox_start *st, struct strv *argv, struct strv *envp,
+		     int *seccomp_fd, char **err)
+{
+	*seccomp_fd = -1;
+	if (prepare_plan(&st->pl, err) != 0 || argv_of_plan(&st->x, &st->pl, argv, err) != 0 ||
+	    sandbox_build_env(&st->x, envp, err) != 0)
+		return -1;
+	*seccomp_fd = sandbox_seccomp_fd(st->x.policy->allow_ptrace ? SECCOMP_ALLOW_PTRACE : 0,
+					 err);
+	return *seccomp_fd < 0 ? -1 : 0;
+}
+
+void
+sandbox_start_free(struct sandbox_start *st)
+{
+	if (st == NULL)
+		return;
+	plan_free(&st->pl);
+	sandbox_probe_clear(&st->pr);
+	free(st);
+}
+
 int
 sandbox_plan(const struct sandbox_input *in, struct strv *argv, struct strv *envp, int *seccomp_fd,
 	     char **err)
 {
-	struct sandbox_probe pr;
-	struct sandbox_input x;
-	int rc = -1;
+	struct sandbox_start *st = sandbox_start_new(in, err);
+	int rc;
 
 	*seccomp_fd = -1;
-	if (probe_into(in, &x, &pr, err) == 0 && sandbox_prepare(&x, err) == 0 &&
-	    sandbox_build_argv(&x, argv, err) == 0 && sandbox_build_env(&x, envp, err) == 0) {
-		*seccomp_fd = sandbox_seccomp_fd(
-			in->policy->allow_ptrace ? SECCOMP_ALLOW_PTRACE : 0, err);
-		rc = *seccomp_fd < 0 ? -1 : 0;
-	}
-	sandbox_probe_clear(&pr);
+	if (st == NULL)
+		return -1;
+	rc = sandbox_start_finish(st, argv, envp, seccomp_fd, err);
+	sandbox_start_free(st);
 	return rc;
 }
 

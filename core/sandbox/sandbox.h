@@ -213,6 +213,20 @@ int sandbox_exec(const struct sandbox_input *in, int ready_fd, char **err);
  */
 int sandbox_plan(const struct sandbox_input *in, struct strv *argv, struct strv *envp,
 		 int *seccomp_fd, char **err);
+
+/*
+ * sandbox_plan in two halves, so that what can fail is known before
+ * anything is written and the writing can wait: sandbox_start_new probes
+ * and plans (every refusal of sandbox_check and sandbox_command, nothing
+ * touched; NULL with *err); sandbox_start_finish prepares the private state
+ * and gives the argv, environment and seccomp program of that same plan
+ * (0, or -1 with *err).  in's borrowed fields must outlive the start.
+ */
+struct sandbox_start;
+struct sandbox_start *sandbox_start_new(const struct sandbox_input *in, char **err);
+int sandbox_start_finish(struct sandbox_start *st, struct strv *argv, struct strv *envp,
+			 int *seccomp_fd, char **err);
+void sandbox_start_free(struct sandbox_start *st);  /* accepts NULL */
 int sandbox_run(char *const argv[], char *const envp[], int seccomp_fd, int ready_fd, char **err);
 
 /*

@@ -269,83 +269,87 @@ env_put(struct strv *env, const char *entry)
 }
 
 /*
- * The whole start of s, as hqt-launch will run it (launch.h): the plugin's
+ * The whole start of s, as hqt-launch will run it (launch.h), in two steps:
+ * start_make works it out and checks it, touching nothing: the plugin's
  * command (resume: its resume command, or spawn when there is nothing to
- * resume, *fresh says which) with our environment, or, sandboxed, bwrap's
- * argv and environment, the private state prepared and the seccomp program
- * in *seccomp_fd.  0, or -1 with *err.
+ * resume, st->p.fresh says which) with our environment, or, sandboxed, the
+ * sandbox probed and planned.  start_write then writes it into launch
+ * directory dir, the sandbox's private state prepared and its seccomp
+ * program beside it (`hqt new` does that while tmux opens the window).
+ * Each returns 0, or -1 with *err.
  */
-static int
-start_plan(struct hqt_app *app, const struct db_session *s, bool resume, struct launch_plan *lp,
-	   int *seccomp_fd, bool *fresh, char **err)
+int
+start_make(struct hqt_app *app, const struct db_session *s, bool resume, struct start *st,
+	   char **err)
 {
-	struct strv env = STRV_INIT;
-	struct session_plan p;
-	int rc = -1;
-
-	memset(lp, 0, sizeof *lp);
-	*seccomp_fd = -1;
-	host_env(&env);
-	if (session_plan(app, s, resume, strv_v(&env), &p, err) != 0) {
-		strv_clear(&env);
+	memset(st, 0, sizeof *st);
+	host_env(&st->env);
+	if (session_plan(app, s, resume, strv_v(&st->env), &st->p, err) != 0) {
+		strv_clear(&st->env);
 		return -1;
 	}
+	if (st->p.sandboxed) {
+		if ((st->box = sandbox_start_new(&st->p.in, err)) == NULL) {
+			start_free(st);
+			return -1;
+		}
+		return 0;
+	}
+	/* A harness not installed (yet) is not refused here: the session is
+	 * stored, fails to start with why, and `hqt resume` tries again. */
+	errno = 0;
+	st->exe = find_in_path(st->p.cmd.argv.v[0], envp_get(strv_v(&st->env), "PATH"));
+	if (st->exe == NULL) {
+		int e = errno != 0 ? errno : ENOENT;
+		char *shown = text_escape(st->p.cmd.argv.v[0], 80);
+
+		st->cannot = xasprintf("cannot run '%s': %s", shown, strerror(e));
+		free(shown);
+	}
+	return 0;
+}
+
+int
+start_write(struct start *st, const char *dir, char **err)
+{
+	struct launch_plan lp;
+	int fd = -1, rc = -1;
+
+	memset(&lp, 0, sizeof lp);
 	/* The last run's events say nothing of this one. */
-	events_reset(p.events);
-	*fresh = p.fresh;
-	lp->cwd = xstrdup(p.cmd.cwd);
-	if (p.sandboxed) {
-		lp->sandboxed = true;
-		if (sandbox_plan(&p.in, &lp->argv, &lp->envp, seccomp_fd, err) == 0) {
-			lp->exe = xstrdup(lp->argv.v[0]);
+	events_reset(st->p.events);
+	lp.cwd = xstrdup(st->p.cmd.cwd);
+	if (st->box != NULL) {
+		lp.sandboxed = true;
+		if (sandbox_start_finish(st->box, &lp.argv, &lp.envp, &fd, err) == 0) {
+			lp.exe = xstrdup(lp.argv.v[0]);
 			rc = 0;
 		}
 	} else {
-		const char *path = envp_get(strv_v(&env), "PATH");
-
-		errno = 0;
-		lp->exe = find_in_path(p.cmd.argv.v[0], path);
-		if (lp->exe == NULL) {
-			int e = errno != 0 ? errno : ENOENT;
-			char *shown = text_escape(p.cmd.argv.v[0], 80);
-
-			set_err(err, "cannot run '%s': %s", shown, strerror(e));
-			free(shown);
-		} else {
-			strv_pushv(&lp->argv, (const char *const *)strv_v(&p.cmd.argv));
-			strv_pushv(&lp->envp, (const char *const *)strv_v(&env));
-			for (size_t i = 0; i < p.cmd.env.n; i++)
-				env_put(&lp->envp, p.cmd.env.v[i]);
-			rc = 0;
-		}
+		lp.exe = xstrdup(st->exe);
+		strv_pushv(&lp.argv, (const char *const *)strv_v(&st->p.cmd.argv));
+		strv_pushv(&lp.envp, (const char *const *)strv_v(&st->env));
+		for (size_t i = 0; i < st->p.cmd.env.n; i++)
+			env_put(&lp.envp, st->p.cmd.env.v[i]);
+		rc = 0;
 	}
-	if (rc != 0) {
-		launch_plan_clear(lp);
-		if (*seccomp_fd >= 0)
-			close(*seccomp_fd);
-		*seccomp_fd = -1;
-	}
-	session_plan_free(&p);
-	strv_clear(&env);
-	return rc;
-}
-
-/* start_plan into launch directory dir: 0, or -1 with *err. */
-int
-dir_plan(struct hqt_app *app, const struct db_session *s, bool resume, const char *dir,
-	 bool *sandboxed, bool *fresh, char **err)
-{
-	struct launch_plan lp;
-	int fd, rc;
-
-	if (start_plan(app, s, resume, &lp, &fd, fresh, err) != 0)
-		return -1;
-	rc = launch_plan_write(dir, &lp, fd, err);
-	*sandboxed = lp.sandboxed;
+	if (rc == 0)
+		rc = launch_plan_write(dir, &lp, fd, err);
 	if (fd >= 0)
 		close(fd);
 	launch_plan_clear(&lp);
 	return rc;
+}
+
+void
+start_free(struct start *st)
+{
+	sandbox_start_free(st->box);
+	session_plan_free(&st->p);
+	strv_clear(&st->env);
+	free(st->exe);
+	free(st->cannot);
+	memset(st, 0, sizeof *st);
 }
 
 int

@@ -44,30 +44,41 @@ void session_plan_free(struct session_plan *p);
 const struct harness *session_harness(struct hqt_app *app, const struct db_session *s, char **err);
 int session_plan(struct hqt_app *app, const struct db_session *s, bool resume,
 		 char *const *host_env, struct session_plan *p, char **err);
-int dir_plan(struct hqt_app *app, const struct db_session *s, bool resume, const char *dir,
-	     bool *sandboxed, bool *fresh, char **err);
+/* A start worked out and checked (start_make), to be written into a launch
+ * directory (start_write) while tmux opens the window. */
+struct start {
+	struct strv env;             /* ours, for the session (p.in.host_env) */
+	struct session_plan p;
+	struct sandbox_start *box;   /* sandboxed: probed and planned */
+	char *exe;                   /* unsandboxed: p.cmd.argv[0] found on PATH */
+	char *cannot;                /* or why it cannot be run (no window opens) */
+};
+int start_make(struct hqt_app *app, const struct db_session *s, bool resume, struct start *st,
+	       char **err);
+int start_write(struct start *st, const char *dir, char **err);
+void start_free(struct start *st);
 /* start.c */
 struct rundir {
 	char *dir;
-	int ready;  /* read end of the FIFO */
-	long pid;   /* the window's process (the launcher), once open_window ran */
+	int ready;  /* read end of the FIFO the launcher reports on */
+	int gate;   /* the FIFO the launcher waits on for the plan (both ends) */
+	long pid;   /* the window's process (the launcher), once the window opened */
 };
 void rundir_free(struct rundir *r);
 int rundir_make(struct rundir *r, char **err);
 int rundir_wait(struct hqt_app *app, const char *name, struct rundir *r, char **err);
 /*
- * Open (or respawn) session s's window running hqt-launch on the plan in r,
- * and leave r ready to wait on.  OPEN_REPLACE: kill a leftover window of the
- * same name first, in the same tmux call.  box: a sandboxed pane, its
- * terminal locked down before the launcher can start anything (tmux_open).
+ * Open (or respawn) session s's window running hqt-launch on start st, the
+ * plan written while tmux opens it, and wait for the exec.  OPEN_REPLACE:
+ * kill a leftover window of the same name first, in the same tmux call.  A
+ * sandboxed start's pane gets its terminal locked down before the launcher
+ * can start anything (tmux_open's box).
  */
 enum open_how { OPEN_NEW, OPEN_REPLACE, OPEN_RESPAWN };
 char *window_label(const char *nickname, const char *project, const char *harness);
-int open_window(struct hqt_app *app, long long id, const char *cwd, enum open_how how,
-		const char *label, bool resume, bool box, struct rundir *r, char **err);
+int launch(struct hqt_app *app, const struct db_session *s, struct start *st, enum open_how how,
+	   bool resume, char **err);
 char *last_lines(const char *text);
 void mark_exited(struct hqt_app *app, long long id, const char *msg);
-int launch_new(struct hqt_app *app, long long id, const char *label, char **err);
 int window_alive(struct hqt_app *app, const char *name, char **err);
-
 #endif

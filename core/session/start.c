@@ -1,19 +1,22 @@
 /* start.c: the hand-off to the launcher.
  *
- * How a session starts: `hqt new` commits the row, works out the whole start
- * (the harness's argv and environment, or bwrap's with the sandbox's private
- * state prepared and its seccomp program) and leaves that plan in a private
- * launch directory DIR (0700: secrets never travel on a command line), then
- * opens the tmux window running `hqt-launch DIR` (core/launcher.c), which
- * has no sqlite, plugins or config: it starts the plan and stays with it.
- * DIR also holds a FIFO: the launcher opens it, its child holds it until the
- * exec, so `hqt new` reads EOF the moment the harness (or bwrap) is exec'd,
- * or the launcher's error. */
+ * How a session starts: `hqt new` works out the whole start and checks it
+ * (start_make: the harness's argv and environment, or the sandbox probed and
+ * planned), commits the row, then opens the tmux window running `hqt-launch
+ * DIR` (core/launcher.c), which has no sqlite, plugins or config.  While
+ * tmux opens it, hqt writes the plan into the private launch directory DIR
+ * (0700: secrets never travel on a command line; for a sandbox, its private
+ * state prepared and its seccomp program) and opens the gate, a FIFO the
+ * launcher waits on before it reads the plan.  A second FIFO, ready, works
+ * the other way: the launcher opens it, its child holds it until the exec,
+ * so `hqt new` reads EOF the moment the harness (or bwrap) is exec'd, or the
+ * launcher's error. */
 #include "session.h"
 #include "session-int.h"
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -34,15 +37,17 @@ rundir_free(struct rundir *r)
 		return;
 	if (r->ready >= 0)
 		close(r->ready);
+	if (r->gate >= 0)
+		close(r->gate);
 	launch_plan_remove(r->dir);
 	p = xasprintf("%s/ready", r->dir);
 	unlink(p);
 	free(p);
-	/* Those of an older hqt's launcher. */
-	p = xasprintf("%s/env", r->dir);
+	p = xasprintf("%s/gate", r->dir);
 	unlink(p);
 	free(p);
-	p = xasprintf("%s/gate", r->dir);
+	/* That of an older hqt's launcher. */
+	p = xasprintf("%s/env", r->dir);
 	unlink(p);
 	free(p);
 	rmdir(r->dir);
@@ -68,7 +73,7 @@ rundir_sweep(const char *base)
 		char *dir = xasprintf("%s/%s", base, de->d_name);
 		if (lstat(dir, &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid == getuid() &&
 		    t - st.st_mtime > STALE_RUNDIR_SECONDS) {
-			struct rundir r = { dir, -1, 0 };
+			struct rundir r = { dir, -1, -1, 0 };
 			rundir_free(&r);    /* frees dir */
 		} else
 			free(dir);
@@ -76,14 +81,15 @@ rundir_sweep(const char *base)
 	closedir(d);
 }
 
-/* A private launch directory with the ready FIFO, opened for reading. */
+/* A private launch directory with the ready FIFO, opened for reading, and
+ * the gate, held open for writing. */
 int
 rundir_make(struct rundir *r, char **err)
 {
 	const char *base = getenv("XDG_RUNTIME_DIR");
 	char *tmpl, *path;
 
-	r->ready = -1;
+	r->ready = r->gate = -1;
 	if (base == NULL || access(base, W_OK) != 0)
 		base = "/tmp";
 	rundir_sweep(base);
@@ -105,11 +111,40 @@ rundir_make(struct rundir *r, char **err)
 	free(path);
 	if (r->ready < 0)
 		goto fail;
+	/*
+	 * The gate: read by the launcher, which waits for its word.  Held
+	 * open (both ends, so that opening cannot block) until the wait for
+	 * the launcher is over, so that the word is never lost to a FIFO
+	 * nobody has open; the launcher reads EOF instead once we are gone.
+	 */
+	path = xasprintf("%s/gate", r->dir);
+	if (mkfifo(path, 0600) != 0) {
+		free(path);
+		goto fail;
+	}
+	r->gate = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	free(path);
+	if (r->gate < 0)
+		goto fail;
 	return 0;
 fail:
 	set_err(err, "cannot prepare the launch directory %s: %s", r->dir, strerror(errno));
 	rundir_free(r);
 	return -1;
+}
+
+/* The gate's word: the plan is there (msg NULL), or why there is none.
+ * One write of at most PIPE_BUF bytes: whole or not at all. */
+static void
+rundir_go(struct rundir *r, const char *msg)
+{
+	char buf[PIPE_BUF];
+	int n = msg == NULL ? snprintf(buf, sizeof buf, "1")
+			    : snprintf(buf, sizeof buf, "!%s", msg);
+
+	if (n >= (int)sizeof buf)
+		n = sizeof buf - 1;
+	(void)!write(r->gate, buf, (size_t)n);
 }
 
 /* Has process pid ended (gone, or a zombie nobody reaped yet)? */
@@ -220,9 +255,31 @@ window_label(const char *nickname, const char *project, const char *harness)
 	return xasprintf("%s/%s", project != NULL ? project : "?", harness != NULL ? harness : "?");
 }
 
-int
+/* The plan written while tmux opens the window (tmux_open's meanwhile). */
+struct job {
+	struct start *st;
+	struct rundir *rd;
+	bool done;
+	int rc;
+	char *err;
+};
+
+static void
+job_run(void *arg)
+{
+	struct job *j = arg;
+
+	if (j->done)
+		return;
+	j->done = true;
+	j->rc = start_write(j->st, j->rd->dir, &j->err);
+	rundir_go(j->rd, j->rc == 0 ? NULL : j->err);
+}
+
+static int
 open_window(struct hqt_app *app, long long id, const char *cwd, enum open_how how,
-	    const char *label, bool resume, bool box, struct rundir *r, char **err)
+	    const char *label, bool resume, bool box, struct rundir *r, struct job *j,
+	    char **err)
 {
 	struct tmux_open o = {
 		.label = label,
@@ -230,6 +287,8 @@ open_window(struct hqt_app *app, long long id, const char *cwd, enum open_how ho
 		.respawn = how == OPEN_RESPAWN,
 		.start = resume ? "resume" : "spawn",
 		.box = box,
+		.meanwhile = job_run,
+		.meanwhile_arg = j,
 	};
 	struct tmux_window w;
 	char name[32], *launcher = launch_program();
@@ -311,39 +370,44 @@ mark_exited(struct hqt_app *app, long long id, const char *msg)
 }
 
 /*
- * The window of a session whose row is committed: plan, window, wait for
- * the exec.  A failure marks the row exited with why (the session stays,
- * `hqt resume` can try again) and returns -1 with *err.
+ * Open session s's window on start st (start_make'd; written meanwhile),
+ * and wait for the exec.  how: OPEN_REPLACE for a new session (a window
+ * left with its number is killed in the same tmux call; the tmux session is
+ * made only when the window cannot be opened without it: one tmux process
+ * less on every other start), else OPEN_RESPAWN or OPEN_NEW.  resume: the
+ * window's start is labelled "resume".  0, or -1 with *err.
  */
 int
-launch_new(struct hqt_app *app, long long id, const char *label, char **err)
+launch(struct hqt_app *app, const struct db_session *s, struct start *st, enum open_how how,
+       bool resume, char **err)
 {
-	struct rundir rd = { NULL, -1, 0 };
-	struct db_session *s = NULL;
-	char name[32];
-	bool sandboxed = false, fresh;
+	struct rundir rd = { NULL, -1, -1, 0 };
+	struct job j = { st, &rd, false, 0, NULL };
+	char name[32], *label = window_label(s->nickname, s->project, s->harness);
+	const char *dir = session_dir(s);
+	bool box = st->box != NULL;
 	int rc = -1;
 
-	session_window_name(id, name, sizeof name);
-	/*
-	 * A number is reused after a session was removed (or a start rolled
-	 * back), and a window of that name may still be there: OPEN_REPLACE
-	 * kills it in the same tmux call that opens ours.  The tmux session is
-	 * made only when the window cannot be opened without it: one tmux
-	 * process less on every other start.
-	 */
-	if (db_session_get(app->db, id, &s, err) == 0 && rundir_make(&rd, err) == 0 &&
-	    dir_plan(app, s, false, rd.dir, &sandboxed, &fresh, err) == 0 &&
-	    (open_window(app, id, session_dir(s), OPEN_REPLACE, label, false, sandboxed, &rd,
-			 NULL) == 0 ||
-	     (tmux_ensure_session(&app->tmux, err) == 0 &&
-	      open_window(app, id, session_dir(s), OPEN_REPLACE, label, false, sandboxed, &rd,
-			  err) == 0)))
-		rc = rundir_wait(app, name, &rd, err);
-	if (rc != 0)
-		mark_exited(app, id, *err);
+	session_window_name(s->id, name, sizeof name);
+	if (st->cannot != NULL)
+		set_err(err, "%s", st->cannot);
+	else if (rundir_make(&rd, err) == 0 &&
+	    (open_window(app, s->id, dir, how, label, resume, box, &rd, &j,
+			 how == OPEN_REPLACE ? NULL : err) == 0 ||
+	     (how == OPEN_REPLACE && tmux_ensure_session(&app->tmux, err) == 0 &&
+	      open_window(app, s->id, dir, how, label, resume, box, &rd, &j, err) == 0))) {
+		/* tmux could not be asked while it worked (a word it cannot take
+		 * in one call, say): the plan now. */
+		job_run(&j);
+		if (j.rc != 0) {
+			set_err(err, "%s", j.err);
+			rc = -1;
+		} else
+			rc = rundir_wait(app, name, &rd, err);
+	}
+	free(j.err);
+	free(label);
 	rundir_free(&rd);
-	db_session_free(s);
 	return rc;
 }
 

@@ -137,24 +137,6 @@ check_request(struct hqt_app *app, const struct session_request *r, struct db_pr
 		goto fail;
 	if (harness_generate_id(*h, hsid, err) < 0)
 		goto fail;
-	/* What the plugin refuses (a model it cannot take, say) must fail
-	 * here, before a row exists, not in the window afterwards. */
-	struct db_session s;
-	struct session_plan p;
-	memset(&s, 0, sizeof s);
-	s.project = (*proj)->name;
-	s.project_path = (*proj)->path;
-	s.harness = (char *)r->harness;
-	s.model = (char *)r->model;
-	s.harness_session_id = *hsid;
-	s.sandbox_json = *json;
-	if (session_plan(app, &s, false, environ, &p, err) != 0)
-		goto fail;
-	if (p.sandboxed && sandbox_check(&p.in, err) != 0) {
-		session_plan_free(&p);
-		goto fail;
-	}
-	session_plan_free(&p);
 	return 0;
 fail:
 	db_project_free(*proj);
@@ -234,6 +216,34 @@ worktree_path(const struct hqt_app *app, const char *project, long long id, cons
 	return out;
 }
 
+/* The session r will be, number id, as session_create stores it: borrowed
+ * from r, proj and the strings given. */
+static void
+new_session_of(const struct session_request *r, const struct db_project *proj,
+	       const struct harness *h, long long id, char *hsid, char *json,
+	       struct db_session *s)
+{
+	memset(s, 0, sizeof *s);
+	s->id = id;
+	s->project_id = proj->id;
+	s->project = proj->name;
+	s->project_path = proj->path;
+	s->harness = (char *)h->name;
+	s->nickname = (char *)r->nickname;
+	s->model = (char *)r->model;
+	s->harness_session_id = hsid;
+	s->state = DB_STATE_RUNNING;
+	s->created_at = s->spawned_at = now();
+	s->sandbox_json = json;
+}
+
+/*
+ * In one transaction: the number, the worktree, the start worked out and
+ * checked (what the plugin or the sandbox refuses fails here, before a row
+ * exists, not in the window afterwards), the row written once.  Then the
+ * window, its plan written while tmux opens it; a start that fails marks
+ * the row exited with why (the session stays; `hqt resume` tries again).
+ */
 int
 session_create(struct hqt_app *app, const struct session_request *r, long long *id,
 	       char **err)
@@ -241,11 +251,12 @@ session_create(struct hqt_app *app, const struct session_request *r, long long *
 	struct db_project *proj;
 	const struct harness *h;
 	struct db_session_new row;
+	struct db_session s;
+	struct start st;
 	char *json, *hsid, *wt_path = NULL, *branch = NULL, *base = NULL;
-	char *label = NULL;
 	long long nid = 0;
+	bool wt, made = false;
 	int rc = -1;
-	bool wt;
 
 	*id = 0;
 	if (check_request(app, r, &proj, &h, &json, &hsid, &wt, err) != 0)
@@ -258,26 +269,20 @@ session_create(struct hqt_app *app, const struct session_request *r, long long *
 	}
 	if (app_tmux(app, err) != 0)
 		goto out;
-
-	memset(&row, 0, sizeof row);
-	row.project_id = proj->id;
-	row.harness = h->name;
-	row.plugin = h->plugin->desc->name;
-	row.nickname = r->nickname;
-	row.model = r->model;
-	row.harness_session_id = hsid;
-	row.sandbox_json = json;
 	/* The row is committed before the window opens: nothing runs that
-	 * hqt does not know of; a start that fails marks it (launch_new). */
+	 * hqt does not know of. */
 	if (db_begin(app->db, err) != 0)
 		goto out;
-	if (db_session_insert(app->db, &row, &nid, err) != 0 ||
-	    db_session_set_state(app->db, nid, DB_STATE_RUNNING, err) != 0 ||
-	    db_session_set_spawned_at(app->db, nid, now(), err) != 0)
+	if (db_session_next_id(app->db, &nid, err) != 0)
 		goto rollback;
+	new_session_of(r, proj, h, nid, hsid, json, &s);
+	if (start_make(app, &s, false, &st, err) != 0)
+		goto rollback;
+	made = true;
 	if (wt) {
 		/* Its own worktree on its own branch, from the project's HEAD;
-		 * removed again if the row does not come to be. */
+		 * removed again if the row does not come to be.  The start is
+		 * worked out again, in it. */
 		if ((branch = worktree_branch_name(proj->path, nid, r->nickname, r->branch, err)) ==
 			    NULL ||
 		    (wt_path = worktree_path(app, proj->name, nid, r->nickname)) == NULL) {
@@ -290,27 +295,49 @@ session_create(struct hqt_app *app, const struct session_request *r, long long *
 			wt_path = NULL;
 			goto rollback;
 		}
-		if (db_session_set_worktree(app->db, nid, wt_path, branch, base, err) != 0)
+		s.worktree = wt_path;
+		s.branch = branch;
+		s.base = base;
+		start_free(&st);
+		made = false;
+		if (start_make(app, &s, false, &st, err) != 0)
 			goto rollback;
+		made = true;
 	}
-	if (db_commit(app->db, err) != 0)
+	memset(&row, 0, sizeof row);
+	row.id = nid;
+	row.project_id = proj->id;
+	row.harness = h->name;
+	row.plugin = h->plugin->desc->name;
+	row.nickname = r->nickname;
+	row.model = r->model;
+	row.harness_session_id = hsid;
+	row.sandbox_json = json;
+	row.state = DB_STATE_RUNNING;
+	row.spawned_at = s.spawned_at;
+	row.worktree = wt_path;
+	row.branch = branch;
+	row.base = base;
+	if (db_session_insert(app->db, &row, NULL, err) != 0 || db_commit(app->db, err) != 0)
 		goto rollback;
 	*id = nid;
-	label = window_label(r->nickname, proj->name, h->name);
-	rc = launch_new(app, nid, label, err);
+	rc = launch(app, &s, &st, OPEN_REPLACE, false, err);
+	if (rc != 0)
+		mark_exited(app, nid, *err);
 	goto out;
 rollback:
 	db_rollback(app->db, NULL);
 	if (wt_path != NULL)
 		(void)worktree_remove(proj->path, wt_path, branch, NULL);
 out:
+	if (made)
+		start_free(&st);
 	db_project_free(proj);
 	free(json);
 	free(hsid);
 	free(wt_path);
 	free(branch);
 	free(base);
-	free(label);
 	return rc;
 }
 
@@ -332,24 +359,17 @@ verify_ms(void)
 static int
 rung(struct hqt_app *app, const struct db_session *s, bool resume, char **err)
 {
-	struct rundir rd = { NULL, -1, 0 };
-	char name[32], *label;
-	bool sandboxed = false, fresh;
+	struct start st;
+	char name[32];
 	int alive, rc;
 
 	session_window_name(s->id, name, sizeof name);
 	alive = window_alive(app, name, err);
-	if (rundir_make(&rd, err) != 0)
+	if (start_make(app, s, resume, &st, err) != 0)
 		return -1;
-	label = window_label(s->nickname, s->project, s->harness);
-	rc = dir_plan(app, s, resume, rd.dir, &sandboxed, &fresh, err);
-	if (rc == 0)
-		rc = open_window(app, s->id, session_dir(s), alive >= 0 ? OPEN_RESPAWN : OPEN_NEW,
-				 label, resume && !fresh, sandboxed, &rd, err);
-	free(label);
-	if (rc == 0)
-		rc = rundir_wait(app, name, &rd, err);
-	rundir_free(&rd);
+	rc = launch(app, s, &st, alive >= 0 ? OPEN_RESPAWN : OPEN_NEW, resume && !st.p.fresh,
+		    err);
+	start_free(&st);
 	if (rc != 0)
 		return -1;
 	sleep_ms(verify_ms());

@@ -660,13 +660,21 @@ Test(faults, tmux_killed_right_after_new_window)
 	write_file(arm, "new-window 1 after 0\n", 0644);
 	t0 = now_ms();
 	hqt(&r, "new", "p", "gen", NULL);
-	/* The window opened, then the server died before the row was even
-	 * committed: the harness cannot have started, and hqt must say so
-	 * promptly (not after its 15 s launcher timeout). */
+	/*
+	 * The window opened, then the server died while hqt waited for the
+	 * launcher.  hqt must say promptly (not after its 15 s launcher
+	 * timeout) either that the session did not start, or, when the
+	 * harness was exec'd before the server went (the launcher had the
+	 * plan while tmux still worked), that it did; either way the row is
+	 * there and comes back below.
+	 */
 	cr_assert_lt(now_ms() - t0, 5000, "hqt new took %lld ms", now_ms() - t0);
 	cr_assert_str_eq(r.out, "2\n", "stdout: [%s] stderr: %s", r.out, r.err);
-	assert_one_error(&r, 1, "tmux", "hqt new with the server killed");
-	cr_assert_not_null(strstr(r.err, "session 2 did not start"), "%s", r.err);
+	if (r.code != 0) {
+		assert_one_error(&r, 1, "tmux", "hqt new with the server killed");
+		cr_assert_not_null(strstr(r.err, "session 2 did not start"), "%s", r.err);
+	}
+	bool started = r.code == 0;
 	run_free(&r);
 	struct stat st;
 	cr_assert_neq(stat(arm, &st), 0, "the wrapper never fired");
@@ -676,7 +684,8 @@ Test(faults, tmux_killed_right_after_new_window)
 	long ids[] = { first, 2 };
 	wait_status(ids, 2, "gone", 3000);
 	json_t *j = run_show(&te, "2");
-	cr_assert_not_null(json_string_value(json_object_get(j, "exit_message")));
+	if (!started)
+		cr_assert_not_null(json_string_value(json_object_get(j, "exit_message")));
 	json_decref(j);
 	assert_all_come_back(2);
 }
