@@ -246,6 +246,41 @@ tui_start(int w, int h)
 	wait_screen("PROJECTS");
 }
 
+struct attention_want {
+	long id;
+	const char *attention;
+	char *last;
+};
+
+static int
+attention_is(void *arg)
+{
+	struct attention_want *w = arg;
+
+	free(w->last);
+	w->last = show_field(w->id, "attention");
+	return strcmp(w->last, w->attention) == 0;
+}
+
+/*
+ * The TUI picks its first view once, from its first status read: the first
+ * session that waits for the user, the session list focused; with none,
+ * the first project, the project list focused.  hqt new returns when the
+ * harness was exec'd, and the fake draws its prompt after that (on a
+ * loaded machine, a second or more later): a test whose keys depend on
+ * that first view waits, before tui_start, until session id waits as hqt
+ * itself reads it (attention "idle" or "needs_input").
+ */
+static void
+wait_attention(long id, const char *attention)
+{
+	struct attention_want w = { id, attention, NULL };
+
+	cr_assert(wait_for(attention_is, &w, WAIT_MS), "session %ld never waited (%s); it was '%s'",
+		  id, attention, w.last != NULL ? w.last : "");
+	free(w.last);
+}
+
 /* The screen line holding needle (a copy), or NULL. */
 static char *
 line_with(const char *scr, const char *needle)
@@ -412,6 +447,7 @@ Test(tui, shows_projects_sessions_and_live_status)
 	/* A nickname holding an escape sequence must not reach the terminal raw. */
 	s2 = new_session("web", "codex", "x\033[31my", NULL);
 	cr_assert_eq(s2, s1 + 1);
+	wait_attention(s1, "idle");
 
 	tui_start(100, 30);
 	/* Projects by name, api first (no sessions yet), web with two; it
@@ -708,10 +744,12 @@ Test(tui, preview_follows_the_selected_pane_below_the_list)
 Test(tui, preview_sits_beside_the_list_on_a_wide_terminal)
 {
 	char *scr, *row;
+	long one;
 
 	add_project("web", web);
-	new_session("web", "claude", "one", NULL);
+	one = new_session("web", "claude", "one", NULL);
 	new_session("web", "codex", "two", NULL);
+	wait_attention(one, "idle");  /* it opens on one, its list focused: j moves */
 	tui_start(170, 40);
 	wait_screen("for shortcuts");
 	scr = screen();
@@ -1181,6 +1219,7 @@ Test(tui, j_k_g_G_move_and_kill_asks_first)
 	a = new_session("web", "claude", "alpha", NULL);
 	new_session("web", "claude", "bravo", NULL);
 	c = new_session("web", "claude", "charlie", NULL);
+	wait_attention(a, "idle");
 	tui_start(100, 30);
 	/* It opens on the first session that waits, the session list focused. */
 	wait_row("charlie", "waiting");
@@ -1234,24 +1273,9 @@ Test(tui, opens_on_the_project_that_needs_the_user)
 	add_project("web", web);
 	control(api, "working");
 	new_session("api", "claude", "busy", NULL);
-	new_session("web", "claude", "asking", NULL);
+	long asking = new_session("web", "claude", "asking", NULL);
 	control(web, "waiting");
-	/* The TUI picks its first view from its first status read: let the
-	 * fake draw its prompt before it starts (a loaded machine is slow). */
-	for (long long end = now_ms() + 5000;;) {
-		json_t *l = hqt_json("list", "--json", NULL), *v;
-		size_t i;
-		bool needs = false;
-		json_array_foreach(l, i, v)
-			if (json_is_string(json_object_get(v, "attention")) &&
-			    strcmp(json_string_value(json_object_get(v, "attention")), "needs_input") == 0)
-				needs = true;
-		json_decref(l);
-		if (needs)
-			break;
-		cr_assert(now_ms() < end, "the fake never asked");
-		sleep_ms(50);
-	}
+	wait_attention(asking, "needs_input");
 	tui_start(100, 30);
 	wait_row("asking", "needs");
 	char *scr = screen(), *row = line_with(scr, "asking");
