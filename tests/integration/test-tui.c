@@ -218,26 +218,34 @@ screen_has(void *arg)
 	return (strstr(w->last, w->text) != NULL) != w->gone;
 }
 
+/*
+ * The waits fail in their own body, where Criterion names their line, not
+ * the test's: each says the line it was called from (a test waits for the
+ * same text more than once).
+ */
+
 /* Wait until the pane shows text (polling the pane); fails with the screen. */
 static void
-wait_screen(const char *text)
+wait_screen_at(int line, const char *text)
 {
 	struct want w = { text, false, NULL };
 
-	cr_assert(wait_for(screen_has, &w, WAIT_MS), "the TUI never showed '%s'; screen:\n%s",
-		  text, w.last);
+	cr_assert(wait_for(screen_has, &w, WAIT_MS),
+		  "line %d: the TUI never showed '%s'; screen:\n%s", line, text, w.last);
 	free(w.last);
 }
+#define wait_screen(text) wait_screen_at(__LINE__, text)
 
 static void
-wait_screen_gone(const char *text)
+wait_screen_gone_at(int line, const char *text)
 {
 	struct want w = { text, true, NULL };
 
-	cr_assert(wait_for(screen_has, &w, WAIT_MS), "'%s' stayed on the screen:\n%s", text,
-		  w.last);
+	cr_assert(wait_for(screen_has, &w, WAIT_MS), "line %d: '%s' stayed on the screen:\n%s",
+		  line, text, w.last);
 	free(w.last);
 }
+#define wait_screen_gone(text) wait_screen_gone_at(__LINE__, text)
 
 static void
 tui_start(int w, int h)
@@ -272,14 +280,16 @@ attention_is(void *arg)
  * itself reads it (attention "idle" or "needs_input").
  */
 static void
-wait_attention(long id, const char *attention)
+wait_attention_at(int line, long id, const char *attention)
 {
 	struct attention_want w = { id, attention, NULL };
 
-	cr_assert(wait_for(attention_is, &w, WAIT_MS), "session %ld never waited (%s); it was '%s'",
-		  id, attention, w.last != NULL ? w.last : "");
+	cr_assert(wait_for(attention_is, &w, WAIT_MS),
+		  "line %d: session %ld never waited (%s); it was '%s'", line, id, attention,
+		  w.last != NULL ? w.last : "");
 	free(w.last);
 }
+#define wait_attention(id, attention) wait_attention_at(__LINE__, id, attention)
 
 /* The screen line holding needle (a copy), or NULL. */
 static char *
@@ -314,14 +324,16 @@ row_has(void *arg)
 
 /* Wait until the screen line holding key also shows text. */
 static void
-wait_row(const char *key, const char *text)
+wait_row_at(int line, const char *key, const char *text)
 {
 	struct row_want w = { key, text, NULL };
 
-	cr_assert(wait_for(row_has, &w, WAIT_MS), "the row of '%s' never showed '%s'; it was: %s",
-		  key, text, w.last != NULL ? w.last : "(no such row)");
+	cr_assert(wait_for(row_has, &w, WAIT_MS),
+		  "line %d: the row of '%s' never showed '%s'; it was: %s", line, key, text,
+		  w.last != NULL ? w.last : "(no such row)");
 	free(w.last);
 }
+#define wait_row(key, text) wait_row_at(__LINE__, key, text)
 
 static void
 keys(const char *k1, const char *k2, const char *k3, const char *k4)
@@ -1202,14 +1214,16 @@ row_selected(void *arg)
 }
 
 static void
-wait_selected(const char *nick)
+wait_selected_at(int line, const char *nick)
 {
 	struct row_want w = { nick, NULL, NULL };
 
-	cr_assert(wait_for(row_selected, &w, WAIT_MS), "the row of '%s' never got selected: %s",
-		  nick, w.last != NULL ? w.last : "(no such row)");
+	cr_assert(wait_for(row_selected, &w, WAIT_MS),
+		  "line %d: the row of '%s' never got selected: %s", line, nick,
+		  w.last != NULL ? w.last : "(no such row)");
 	free(w.last);
 }
+#define wait_selected(nick) wait_selected_at(__LINE__, nick)
 
 Test(tui, j_k_g_G_move_and_kill_asks_first)
 {
