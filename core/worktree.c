@@ -57,11 +57,14 @@ first(const struct spawn_result *r)
 bool
 worktree_repo_top(const char *dir)
 {
-	char *g = xasprintf("%s/.git", dir);
+	char *g = xasprintf("%s/.git", dir), *head = xasprintf("%s/.git/HEAD", dir);
 	struct stat st;
-	bool ok = lstat(g, &st) == 0 && S_ISDIR(st.st_mode);
+	/* Every git directory has a HEAD; the sandbox's empty .git has none,
+	 * and asking git about it would cost a git process per start. */
+	bool ok = lstat(g, &st) == 0 && S_ISDIR(st.st_mode) && lstat(head, &st) == 0;
 
 	free(g);
+	free(head);
 	return ok;
 }
 

@@ -6,7 +6,9 @@
 #include <stdbool.h>
 
 /* Whether dir is the top of a git working tree with its own .git directory
- * (not a worktree or a submodule of another). */
+ * (not a worktree or a submodule of another).  An empty .git is none: the
+ * sandbox makes one in a writable project that has no repository, so that
+ * a session cannot make one (docs/sandbox.md). */
 bool worktree_repo_top(const char *dir);
 
 /* Whether HEAD there names a commit (a fresh `git init` has none). */

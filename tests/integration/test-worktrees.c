@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "process.h"
 #include "support.h"
 
 static struct tenv te;
@@ -240,6 +241,52 @@ Test(worktrees, refused_outside_a_repository_and_off_when_asked)
 	cr_expect(json_is_null(json_object_get(s, "worktree")));
 	json_decref(s);
 	free(plain);
+}
+
+/*
+ * The empty .git the sandbox makes in a writable project without a
+ * repository (so that a session cannot make one) is no repository: a
+ * sandboxed start there neither gets a worktree nor runs git to ask (a
+ * git process per start).  A git on PATH that logs its calls shows it.
+ */
+Test(worktrees, the_sandbox_s_empty_git_is_no_repository)
+{
+	char *plain = fmt("%s/plain", te.root), *dotgit = fmt("%s/.git", plain);
+	char *bin = fmt("%s/gitlog", te.root), *log = fmt("%s/git.log", te.root);
+	char *real = find_in_path("git", NULL);
+	struct run r;
+
+	cr_assert_not_null(real);
+	mkdir(plain, 0755);
+	mkdir(dotgit, 0755);
+	mkdir(bin, 0755);
+	write_file(fmt("%s/git", bin),
+		   fmt("#!/bin/sh\necho \"$*\" >>'%s'\nexec '%s' \"$@\"\n", log, real), 0755);
+	tenv_put(&te, "PATH", fmt("%s:%s", bin, getenv("PATH")));
+	run_ok(&te, "project", "add", "plain", plain, NULL);
+	run_hqt(&r, &te, "new", "plain", "agent", "--worktree", NULL);
+	cr_expect_eq(r.code, 1);
+	cr_expect(strstr(r.err, "not the top of a git repository") != NULL, "%s", r.err);
+	run_free(&r);
+	/* Unsandboxed, [sessions] worktree = always: still the project itself. */
+	write_file(fmt("%s/.config/hqt/hqt.ini", te.home),
+		   fmt("[sessions]\nworktree = always\nworktree_dir = %s/wt\n"
+		       "[harness.agent]\nplugin = generic\ncommand = %s\n[hqt]\ntmux_socket = %s\n",
+		       te.root, script, te.socket), 0644);
+	long id = run_new(&te, "plain", "agent", NULL);
+	json_t *s = run_show(&te, fmt("%ld", id));
+	cr_expect(json_is_null(json_object_get(s, "worktree")));
+	json_decref(s);
+	struct stat st;
+	cr_expect_neq(stat(log, &st), 0, "git ran for an empty .git: %s", slurp(log));
+	/* The control: the same start in the git project asks git. */
+	run_new(&te, "p", "agent", NULL);
+	cr_expect_eq(stat(log, &st), 0, "the logging git was not on PATH");
+	free(real);
+	free(plain);
+	free(dotgit);
+	free(bin);
+	free(log);
 }
 
 /*
