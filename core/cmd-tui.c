@@ -1,9 +1,12 @@
 /* cmd-tui.c: hqt tui (and a bare `hqt` on a terminal): the full-screen view
- * of projects and sessions; the work is in core/tui/. */
+ * of projects and sessions.  It is a program of its own, hqt-tui beside hqt
+ * (core/tui-main.c, the work in core/tui/), so that only it loads ncurses:
+ * exec'd with hqt's global options. */
 #include "cmd.h"
-#include "tui/tui.h"
+#include "util.h"
 
-#include <locale.h>
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -21,9 +24,31 @@ const struct cmd_entry cmd_tui_entry = {
 	/* The TUI loads everything itself (tui_run), its warnings on its screen. */
 };
 
+/* hqt-tui beside our own executable, or NULL.  Caller frees. */
+static char *
+tui_program(void)
+{
+	char *exe = self_exe(), *slash, *p;
+
+	if (exe == NULL || (slash = strrchr(exe, '/')) == NULL) {
+		free(exe);
+		return NULL;
+	}
+	*slash = '\0';
+	p = xasprintf("%s/hqt-tui", exe);
+	free(exe);
+	return p;
+}
+
 static int
 cmd_tui_exec(struct hqt_app *app, int argc, char **argv)
 {
+	const char *names[] = { "--config", "--plugin-dir", "--db", "--tmux-socket" };
+	const char *values[] = { app->ov.config, app->ov.plugin_dir, app->ov.db,
+				 app->ov.tmux_socket };
+	struct strv av = STRV_INIT;
+	char *prog;
+
 	if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0))
 		return cmd_print_help(&cmd_tui_entry);
 	if (argc > 1)
@@ -32,15 +57,19 @@ cmd_tui_exec(struct hqt_app *app, int argc, char **argv)
 		cmd_error("the TUI needs a terminal; for scripts use hqt list --json");
 		return EXIT_FAIL;
 	}
-	/* Wide characters and UTF-8 names need the user's locale. */
-	setlocale(LC_ALL, "");
-	char *err = NULL;
-	int rc = tui_run(app, &err);
-	if (rc < 0) {
-		cmd_flush_warnings(app);
-		cmd_error("%s", err);
-		free(err);
+	if ((prog = tui_program()) == NULL) {
+		cmd_error("cannot tell where hqt is installed, so not where hqt-tui is");
 		return EXIT_FAIL;
 	}
-	return rc;
+	strv_push(&av, prog);
+	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
+		if (values[i] != NULL)
+			strv_pushf(&av, "%s=%s", names[i], values[i]);
+	fflush(stdout);
+	execv(prog, strv_v(&av));
+	cmd_error("cannot run %s: %s (it belongs beside hqt; reinstall hqt)", prog,
+		  strerror(errno));
+	strv_clear(&av);
+	free(prog);
+	return EXIT_FAIL;
 }

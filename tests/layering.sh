@@ -1,7 +1,8 @@
 #!/bin/sh
 # layering.sh SRC BUILD: the layers of docs/decisions.md ("The application
 # context") hold: below the command line nothing includes cmd.h or calls a
-# cmd_ function, and only the TUI library calls ncurses.
+# cmd_ function, and only the TUI library calls ncurses, linked into the
+# hqt-tui program alone.
 set -eu
 src=$1
 build=$2
@@ -31,8 +32,9 @@ for s in $(undef "$tui" | grep -E '^cmd_' || true); do say "hqttui calls $s"; do
 for s in $(undef "$core" | grep -E '^(initscr|newterm|endwin|wgetch|wget_wch|doupdate|wnoutrefresh|tigetstr)$' || true); do
 	say "hqtcore calls curses: $s"
 done
-# And only the binary that runs the TUI loads ncurses.
-for b in lib/hqt/hqt-launch bin/hqt-event; do
+# And only the program that runs the TUI (hqt-tui) loads ncurses: not hqt,
+# whose every command would pay for it.
+for b in bin/hqt lib/hqt/hqt-launch bin/hqt-event; do
 	[ -x "$build/$b" ] || { say "no $b in $build"; continue; }
 	if ldd "$build/$b" | grep -q ncurses; then say "$b links ncurses"; fi
 done

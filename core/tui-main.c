@@ -1,0 +1,69 @@
+/*
+ * hqt-tui: the full-screen view as a program of its own.  `hqt tui` and a
+ * bare `hqt` on a terminal exec it (cmd-tui.c), passing hqt's global
+ * options on, so that ncurses is loaded by this program only and not by
+ * every other hqt command (bench/README.md: `hqt new` is timed against a
+ * raw tmux call).  The work is in core/tui/.
+ *
+ * Usage (by hqt): hqt-tui [--config FILE] [--plugin-dir DIR] [--db FILE]
+ *                         [--tmux-socket NAME]
+ */
+#include "app.h"
+#include "tui/tui.h"
+#include "util.h"
+
+#include <getopt.h>
+#include <locale.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int
+main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "config", required_argument, NULL, 'c' },
+		{ "plugin-dir", required_argument, NULL, 'p' },
+		{ "db", required_argument, NULL, 'd' },
+		{ "tmux-socket", required_argument, NULL, 'L' },
+		{ NULL, 0, NULL, 0 },
+	};
+	struct hqt_app app;
+	struct strv warnings = STRV_INIT;
+	char *err = NULL;
+	int c, rc;
+
+	memset(&app, 0, sizeof app);
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c': app.ov.config = optarg; break;
+		case 'p': app.ov.plugin_dir = optarg; break;
+		case 'd': app.ov.db = optarg; break;
+		case 'L': app.ov.tmux_socket = optarg; break;
+		default:
+			fprintf(stderr, "usage: hqt-tui [--config FILE] [--plugin-dir DIR] [--db FILE] "
+				"[--tmux-socket NAME] (run by hqt tui)\n");
+			return 2;
+		}
+	}
+	if (optind != argc || !isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+		fprintf(stderr, "hqt: the TUI needs a terminal; for scripts use hqt list --json\n");
+		return 1;
+	}
+	/* Wide characters and UTF-8 names need the user's locale. */
+	setlocale(LC_ALL, "");
+	rc = tui_run(&app, &err);
+	app_take_warnings(&app, &warnings);
+	for (size_t i = 0; i < warnings.n; i++)
+		fprintf(stderr, "hqt: warning: %s\n", warnings.v[i]);
+	strv_clear(&warnings);
+	if (rc < 0) {
+		fprintf(stderr, "hqt: %s\n", err != NULL ? err : "cannot start the TUI");
+		free(err);
+		rc = 1;
+	}
+	app_free(&app);
+	return rc;
+}
