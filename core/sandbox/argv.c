@@ -157,61 +157,74 @@ static const char *const etc_allow[] = {
 #define ETC_DEPTH  8
 
 /*
- * Whether every entry under dir (an open directory) is for all to read:
- * files o+r, directories o+rx; links count as readable (their targets are
- * checked where they are bound).  -1 when the budget ran out.
+ * Whether every entry under dir (an open directory, at path) is for all to
+ * read: files o+r, directories o+rx; links count as readable (their targets
+ * are checked where they are bound), known by their directory entry type
+ * without a stat (most of /etc/alternatives).  Every directory below found
+ * all readable is added to ok, so that push_etc_entry does not walk it
+ * again.  -1 when the budget ran out.
  */
 static int
-etc_all_readable(int dfd, int depth, int *budget)
+etc_all_readable(int dfd, const char *path, int depth, int *budget, struct strv *ok)
 {
 	DIR *d = fdopendir(dfd);
 	struct dirent *de;
-	int ok = 1;
+	int ok1 = 1;
 
 	if (d == NULL) {
 		close(dfd);
 		return 0;
 	}
-	while (ok == 1 && (de = readdir(d)) != NULL) {
+	while (ok1 == 1 && (de = readdir(d)) != NULL) {
 		struct stat st;
 
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
 			continue;
 		if (--*budget < 0) {
-			ok = -1;
+			ok1 = -1;
 			break;
 		}
+		if (de->d_type == DT_LNK)
+			continue;
 		if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0)
-			ok = 0;
+			ok1 = 0;
 		else if (S_ISLNK(st.st_mode))
 			continue;
 		else if (S_ISDIR(st.st_mode)) {
+			char *sub_path;
 			int sub;
 
 			if ((st.st_mode & (S_IROTH | S_IXOTH)) != (S_IROTH | S_IXOTH) ||
 			    depth >= ETC_DEPTH)
-				ok = 0;
+				ok1 = 0;
 			else if ((sub = openat(dirfd(d), de->d_name,
 					       O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0)
-				ok = 0;
-			else
-				ok = etc_all_readable(sub, depth + 1, budget);
+				ok1 = 0;
+			else {
+				sub_path = path_join(path, de->d_name);
+				ok1 = etc_all_readable(sub, sub_path, depth + 1, budget, ok);
+				if (ok1 == 1)
+					strv_take(ok, sub_path);
+				else
+					free(sub_path);
+			}
 		} else if (!S_ISREG(st.st_mode) || !(st.st_mode & S_IROTH)) {
-			ok = 0;
+			ok1 = 0;
 		}
 	}
 	closedir(d);
-	return ok;
+	return ok1;
 }
 
 /*
  * Show path (under /etc) inside: a link as a link, a file for all to read
- * bound read-only, a directory whole when all of it is for all to read,
- * else made empty with its readable entries shown one by one.  -1 when the
- * budget ran out (the caller fails closed).
+ * bound read-only, a directory whole when all of it is for all to read
+ * (known already when it is in ok), else made empty with its readable
+ * entries shown one by one.  -1 when the budget ran out (the caller fails
+ * closed).
  */
 static int
-push_etc_entry(struct strv *av, const char *path, int depth, int *budget)
+push_etc_entry(struct strv *av, const char *path, int depth, int *budget, struct strv *ok)
 {
 	struct stat st;
 	char buf[PATH_MAX];
@@ -237,10 +250,14 @@ push_etc_entry(struct strv *av, const char *path, int depth, int *budget)
 	if (!S_ISDIR(st.st_mode) || (st.st_mode & (S_IROTH | S_IXOTH)) != (S_IROTH | S_IXOTH) ||
 	    depth > ETC_DEPTH)
 		return 0;
+	if (strv_find(ok, path) >= 0) {
+		push3(av, "--ro-bind", path, path);
+		return 0;
+	}
 	fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return 0;
-	all = etc_all_readable(fd, depth + 1, budget);
+	all = etc_all_readable(fd, path, depth + 1, budget, ok);
 	if (all < 0)
 		return -1;
 	if (all == 1) {
@@ -256,7 +273,7 @@ push_etc_entry(struct strv *av, const char *path, int depth, int *budget)
 			if (rc == 0 && strcmp(names[i]->d_name, ".") != 0 &&
 			    strcmp(names[i]->d_name, "..") != 0) {
 				char *sub = path_join(path, names[i]->d_name);
-				rc = push_etc_entry(av, sub, depth + 1, budget);
+				rc = push_etc_entry(av, sub, depth + 1, budget, ok);
 				free(sub);
 			}
 			free(names[i]);
@@ -269,6 +286,7 @@ push_etc_entry(struct strv *av, const char *path, int depth, int *budget)
 static int
 push_etc(struct strv *av, char **err)
 {
+	struct strv ok = STRV_INIT;
 	int budget = ETC_BUDGET;
 
 	/* Its own mount, so that it can be made read-only once everything in
@@ -276,16 +294,18 @@ push_etc(struct strv *av, char **err)
 	push3(av, "--tmpfs", "/etc", NULL);
 	for (size_t i = 0; i < ARRAY_SIZE(etc_allow); i++) {
 		char *p = path_join("/etc", etc_allow[i]);
-		int rc = push_etc_entry(av, p, 0, &budget);
+		int rc = push_etc_entry(av, p, 0, &budget, &ok);
 
 		free(p);
 		if (rc < 0) {
 			set_err(err, "sandbox: /etc/%s holds more than %d entries to check, so the "
 				"sandbox cannot tell what in it is private; refusing to start",
 				etc_allow[i], ETC_BUDGET);
+			strv_clear(&ok);
 			return -1;
 		}
 	}
+	strv_clear(&ok);
 	return 0;
 }
 
