@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
 
 #define READY_TIMEOUT_MS 15000   /* the launcher's start (a loaded machine) */
@@ -276,6 +277,35 @@ job_run(void *arg)
 	rundir_go(j->rd, j->rc == 0 ? NULL : j->err);
 }
 
+/*
+ * Before a second try at the window: the first may have opened one whose
+ * launcher took the gate's word and the plan before the window was killed
+ * (a chain that failed half-way).  Then both are given again.
+ */
+static void
+job_rearm(struct job *j)
+{
+	char *plan, buf[PIPE_BUF];
+	int pending = 0;
+
+	if (!j->done)
+		return;
+	plan = xasprintf("%s/plan", j->rd->dir);
+	if (j->rc == 0 && access(plan, F_OK) == 0 && ioctl(j->rd->gate, FIONREAD, &pending) == 0 &&
+	    pending > 0) {
+		free(plan);
+		return;
+	}
+	free(plan);
+	while (read(j->rd->gate, buf, sizeof buf) > 0)
+		;
+	launch_plan_remove(j->rd->dir);
+	free(j->err);
+	j->err = NULL;
+	j->rc = 0;
+	j->done = false;
+}
+
 static int
 open_window(struct hqt_app *app, long long id, const char *cwd, enum open_how how,
 	    const char *label, bool resume, bool box, struct rundir *r, struct job *j,
@@ -383,19 +413,27 @@ launch(struct hqt_app *app, const struct db_session *s, struct start *st, enum o
 {
 	struct rundir rd = { NULL, -1, -1, 0 };
 	struct job j = { st, &rd, false, 0, NULL };
-	char name[32], *label = window_label(s->nickname, s->project, s->harness);
+	char name[32], *label = NULL;
 	const char *dir = session_dir(s);
 	bool box = st->box != NULL;
 	int rc = -1;
 
-	session_window_name(s->id, name, sizeof name);
-	if (st->cannot != NULL)
+	if (st->cannot != NULL) {
 		set_err(err, "%s", st->cannot);
-	else if (rundir_make(&rd, err) == 0 &&
-	    (open_window(app, s->id, dir, how, label, resume, box, &rd, &j,
-			 how == OPEN_REPLACE ? NULL : err) == 0 ||
-	     (how == OPEN_REPLACE && tmux_ensure_session(&app->tmux, err) == 0 &&
-	      open_window(app, s->id, dir, how, label, resume, box, &rd, &j, err) == 0))) {
+		return -1;
+	}
+	if (rundir_make(&rd, err) != 0)
+		return -1;
+	session_window_name(s->id, name, sizeof name);
+	label = window_label(s->nickname, s->project, s->harness);
+	if (open_window(app, s->id, dir, how, label, resume, box, &rd, &j,
+			how == OPEN_REPLACE ? NULL : err) == 0)
+		rc = 0;
+	else if (how == OPEN_REPLACE && tmux_ensure_session(&app->tmux, err) == 0) {
+		job_rearm(&j);
+		rc = open_window(app, s->id, dir, how, label, resume, box, &rd, &j, err);
+	}
+	if (rc == 0) {
 		/* tmux could not be asked while it worked (a word it cannot take
 		 * in one call, say): the plan now. */
 		job_run(&j);
