@@ -709,6 +709,57 @@ Test(sandbox_argv, same_argv_before_and_after_prepare)
 	fx_free(&f);
 }
 
+/*
+ * hqt new plans once (sandbox_start_new), before anything exists, and
+ * prepares and builds from that plan after the row is written: the argv
+ * must be the one a plan made after prepare gives, in a fresh writable
+ * project with no repository, where prepare makes the empty .git and the
+ * protected names.
+ */
+Test(sandbox_argv, one_plan_before_prepare_builds_what_a_plan_after_it_does)
+{
+	struct fx f;
+	struct strv av = STRV_INIT, env = STRV_INIT;
+	struct sandbox_start *st;
+	struct stat sb;
+	int fd = -1;
+
+	fx_init(&f);
+	f.pol.fs_rw = true;
+	char *claude = fmt("%s/.claude", f.home);
+	mkdir(claude, 0700);
+	write_file(fmt("%s/.claude.json", f.home), "{}", 0600);
+	sandbox_policy_add_bind(&f.pol, claude, HQT_BIND_RW);
+	sandbox_policy_add_bind(&f.pol, fmt("%s/settings.json", claude), HQT_BIND_PROTECT);
+	sandbox_policy_add_bind(&f.pol, fmt("%s/.claude.json", f.home), HQT_BIND_SEED);
+	sandbox_policy_add_bind(&f.pol, ".claude/", HQT_BIND_PROJECT | HQT_BIND_PROTECT);
+	sandbox_policy_add_bind(&f.pol, ".kiro/agents/", HQT_BIND_PROJECT | HQT_BIND_PROTECT);
+	/* sandbox_start_new probes (bwrap run, no cache written outside the
+	 * test's directories): a machine without a sandbox skips this. */
+	setenv("HQT_NO_PROBE_CACHE", "1", 1);
+	if ((st = sandbox_start_new(&f.in, &f.err)) == NULL) {
+		cr_log_warn("no sandbox here (%s): skipped", f.err);
+		fx_free(&f);
+		return;
+	}
+	cr_assert_neq(stat(fmt("%s/.git", f.proj), &sb), 0, "planning made nothing");
+	cr_assert_eq(sandbox_start_finish(st, &av, &env, &fd, &f.err), 0, "%s", f.err);
+	cr_assert(stat(fmt("%s/.git", f.proj), &sb) == 0 && S_ISDIR(sb.st_mode), "prepared");
+	cr_assert_geq(fd, 0);
+	close(fd);
+	/* The same input, planned again now that everything exists, with the
+	 * probe's bwrap and the info pipe as sandbox_start_new had them. */
+	f.in.bwrap = av.v[0];
+	f.in.info_fd = SANDBOX_INFO_FD;
+	build_ok(&f);
+	char *a = strv_join_quoted(&av), *b = strv_join_quoted(&f.av);
+	cr_assert_str_eq(a, b, "the plan made before prepare differs from one made after");
+	sandbox_start_free(st);
+	strv_clear(&av);
+	strv_clear(&env);
+	fx_free(&f);
+}
+
 Test(sandbox_prepare, seeds_once_and_private_home_mode)
 {
 	struct fx f;
