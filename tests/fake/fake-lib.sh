@@ -8,12 +8,16 @@ fake_control=${FAKE_CONTROL:-$fake_dir/control}
 # Record argv (argv[0] first, NUL-separated), the environment (env -0), the
 # working directory and the pid, so a test can see exactly what it received.
 fake_record() {
+	# Nothing is made above the record's own directory: a fake that
+	# outlives its test (a pane still going when the test's root is
+	# removed) must not make that root again.
 	if [ -n "${FAKE_RECORD:-}" ]; then
 		rec=$FAKE_RECORD
+		[ -d "$(dirname "$rec")" ] || return 0
 	else
 		rec=${FAKE_LOG_DIR:-$fake_dir}/$FAKE_NAME.$$
+		[ -d "$(dirname "$rec")" ] || mkdir "$(dirname "$rec")" 2>/dev/null || return 0
 	fi
-	mkdir -p "$(dirname "$rec")" 2>/dev/null || return 0
 	{
 		printf '%s\0' "$0" "$@" >"$rec.argv"
 		env -0 >"$rec.env"

@@ -1246,6 +1246,9 @@ Test(faults, home_not_writable)
 {
 	char *home = fmt("%s/ro-home", te.root), *cfg = nobody_config();
 	char *run = nobody_dir("nobody-run"), *data = nobody_dir("nobody-data");
+	/* A runtime directory hqt takes as one (private), so that its status
+	 * cache goes there and not to the fallback /tmp/hqt-65534. */
+	chmod(run, 0700);
 	char *q = nobody_dir("nobody-proj"), *db = fmt("%s/hqt.db", data);
 	struct run r;
 

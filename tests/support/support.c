@@ -81,8 +81,18 @@ rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 void
 rm_rf(const char *path)
 {
-	if (path != NULL)
+	struct timespec ts = { 0, 10 * 1000 * 1000 };
+
+	if (path == NULL)
+		return;
+	nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	/* A harness still going (its pane dying with the server) can write a
+	 * file while the walk removes the rest: the directory is then left;
+	 * walk again once it has had a moment. */
+	for (int i = 0; i < 50 && access(path, F_OK) == 0; i++) {
+		nanosleep(&ts, NULL);
 		nftw(path, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	}
 }
 
 static void
