@@ -132,8 +132,9 @@ callgrind_one() {
 	command -v valgrind >/dev/null || { echo "callgrind: valgrind not installed (apt-get install valgrind)"; return 0; }
 	sessions "$n"
 	out="$root/callgrind.$n"
+	# hqt-tui itself (`hqt tui` execs it, where callgrind would stop).
 	tm new-session -d -s tui -x 100 -y 30 valgrind --tool=callgrind --collect-atstart=no \
-		--toggle-collect=tui_key_and_draw --callgrind-out-file="$out" "$HQT" tui
+		--toggle-collect=tui_key_and_draw --callgrind-out-file="$out" "${HQT%/*}/hqt-tui"
 	wait_screen "s1 "
 	tm send-keys -t tui Tab
 	sleep 0.5
