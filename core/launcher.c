@@ -162,12 +162,15 @@ static int
 wait_gate(const char *dir, char **err)
 {
 	char *path = xasprintf("%s/gate", dir), buf[4096];
-	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC), waited = 0;
+	int fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC), e = errno, waited = 0;
 
 	free(path);
-	if (fd < 0)
-		return errno == ENOENT ? 0 : (set_err(err, "cannot open the gate: %s",
-						      strerror(errno)), -1);
+	if (fd < 0 && e == ENOENT)
+		return 0;
+	if (fd < 0) {
+		set_err(err, "cannot open the gate: %s", strerror(e));
+		return -1;
+	}
 	for (;;) {
 		struct pollfd p = { fd, POLLIN, 0 };
 		int n = poll(&p, 1, 100);
@@ -189,8 +192,11 @@ wait_gate(const char *dir, char **err)
 			set_err(err, "hqt went away before the session's plan was written");
 			return -1;
 		}
-		if (n == 0 && (waited += 100) >= GATE_TIMEOUT_MS)
-			break;
+		if (n == 0) {
+			waited += 100;
+			if (waited >= GATE_TIMEOUT_MS)
+				break;
+		}
 	}
 	close(fd);
 	set_err(err, "hqt did not write the session's plan within %d s", GATE_TIMEOUT_MS / 1000);
