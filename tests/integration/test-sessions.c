@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "launch.h"
 #include "status-cache.h"
 #include "support.h"
 
@@ -1648,4 +1649,92 @@ Test(sessions, attach_without_a_terminal_or_a_window_says_why)
 	cr_assert_eq(r.code, 1);
 	cr_assert_not_null(strstr(r.err, "hqt resume 1"), "%s", r.err);
 	run_free(&r);
+}
+
+/* ---- the launcher's gate ---- */
+
+/* hqt-launch on launch directory dir, its gate holding word (NULL: no
+ * writer left, as when hqt went away); what the ready FIFO got in *ready. */
+static void
+launch_with_gate(const char *dir, const char *word, struct run *r, char **ready)
+{
+	char *gate = fmt("%s/gate", dir), *rd = fmt("%s/ready", dir), buf[4096];
+	char *launcher = fmt("%s/lib/hqt/hqt-launch", getenv("HQT_BUILD_DIR"));
+	const char *argv[] = { launcher, dir, NULL };
+	int g, rfd;
+	ssize_t n;
+
+	cr_assert_eq(mkfifo(gate, 0600), 0);
+	cr_assert_eq(mkfifo(rd, 0600), 0);
+	rfd = open(rd, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	g = open(gate, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+	cr_assert(rfd >= 0 && g >= 0);
+	if (word != NULL)
+		cr_assert_eq(write(g, word, strlen(word)), (ssize_t)strlen(word));
+	else
+		close(g);
+	run_argv(r, &te, argv, NULL);
+	if (word != NULL)
+		close(g);
+	n = read(rfd, buf, sizeof buf - 1);
+	buf[n > 0 ? n : 0] = '\0';
+	*ready = strdup(buf);
+	close(rfd);
+	free(gate);
+	free(rd);
+	free(launcher);
+}
+
+/* hqt writes the plan while tmux opens the window; the launcher waits at
+ * the gate for hqt's word: "1" (the plan is whole), or why there is none,
+ * or EOF when hqt went away first.  Each says so on the pane and to hqt. */
+Test(sessions, launcher_waits_for_the_word_at_the_gate)
+{
+	struct run r;
+	char *ready, *dir = fmt("%s/launch-a", te.root), *mark = fmt("%s/ran", te.root);
+
+	mkdir(dir, 0700);
+	launch_with_gate(dir, "!cannot prepare the sandbox: boom", &r, &ready);
+	cr_assert_eq(r.code, 1, "%s", r.err);
+	cr_assert_str_eq(r.err, "hqt: cannot prepare the sandbox: boom\n");
+	cr_assert_str_eq(ready, "cannot prepare the sandbox: boom");
+	run_free(&r);
+	free(ready);
+	free(dir);
+
+	dir = fmt("%s/launch-b", te.root);
+	mkdir(dir, 0700);
+	launch_with_gate(dir, NULL, &r, &ready);
+	cr_assert_eq(r.code, 1, "%s", r.err);
+	cr_assert_not_null(strstr(r.err, "hqt went away before the session's plan was written"),
+			   "%s", r.err);
+	cr_assert_not_null(strstr(ready, "went away"), "%s", ready);
+	run_free(&r);
+	free(ready);
+	free(dir);
+
+	/* The word given: the plan runs (here a shell that leaves a mark). */
+	dir = fmt("%s/launch-c", te.root);
+	mkdir(dir, 0700);
+	struct launch_plan lp;
+	char *e = NULL;
+	memset(&lp, 0, sizeof lp);
+	lp.exe = strdup("/bin/sh");
+	lp.cwd = strdup(te.root);
+	strv_push(&lp.argv, "sh");
+	strv_push(&lp.argv, "-c");
+	strv_pushf(&lp.argv, "echo ran > '%s'", mark);
+	strv_push(&lp.envp, "PATH=/usr/bin:/bin");
+	cr_assert_eq(launch_plan_write(dir, &lp, -1, &e), 0, "%s", e);
+	launch_plan_clear(&lp);
+	launch_with_gate(dir, "1", &r, &ready);
+	cr_assert_eq(r.code, 0, "%s", r.err);
+	cr_assert_str_eq(ready, "", "the ready FIFO says only EOF");
+	char *text = slurp(mark);
+	cr_assert_str_eq(text, "ran\n");
+	free(text);
+	run_free(&r);
+	free(ready);
+	free(dir);
+	free(mark);
 }
