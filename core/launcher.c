@@ -210,7 +210,6 @@ main(int argc, char **argv)
 	char *err = NULL, *path;
 	int ready, seccomp_fd = -1;
 
-
 	if (argc != 2 || argv[1][0] != '/') {
 		fprintf(stderr, "usage: hqt-launch DIR (run by hqt in a session's window)\n");
 		return 2;
@@ -227,10 +226,14 @@ main(int argc, char **argv)
 		} else {
 			run_plain(&p, ready, &err);
 		}
+		launch_plan_clear(&p);
+		if (seccomp_fd >= 0)
+			close(seccomp_fd);
 	}
 	if (err == NULL)
 		err = xstrdup("cannot start the session");
 	tell(ready, err);
 	fprintf(stderr, "hqt: %s\n", err);
+	free(err);
 	return 1;
 }

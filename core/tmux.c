@@ -37,7 +37,7 @@ struct tmux_early {
 	bool fed;
 };
 
-/* o (may be NULL): its meanwhile is called once the text is sent. */
+/* w (may be NULL): its meanwhile is called once the text is sent. */
 static void
 early_feed(struct tmux_early *x, const char *text, const struct tmux_open *w,
 	   struct spawn_result *r)

@@ -81,4 +81,5 @@ int launch(struct hqt_app *app, const struct db_session *s, struct start *st, en
 char *last_lines(const char *text);
 void mark_exited(struct hqt_app *app, long long id, const char *msg);
 int window_alive(struct hqt_app *app, const char *name, char **err);
+
 #endif
