@@ -689,7 +689,18 @@ tmux_ensure_session(const struct tmux *t, char **err)
 	strv_push(&a, home);
 	strv_push(&a, "destroy-unattached");
 	strv_push(&a, "off");
-	rc = run_full(t, &a, &r, &e);
+	/* A server still going away (a kill-server just before) answers the
+	 * new client with "server exited unexpectedly": once it is gone, the
+	 * next client starts a new one. */
+	for (int tries = 0;; tries++) {
+		rc = run_full(t, &a, &r, &e);
+		if (rc != -1 || !err_has(&r, "server exited unexpectedly") || tries == 50)
+			break;
+		spawn_result_free(&r);
+		free(e);
+		e = NULL;
+		nanosleep(&(struct timespec){ 0, 10 * 1000 * 1000 }, NULL);
+	}
 	free(home);
 	strv_clear(&a);
 	/* Two hqt processes racing: the loser's "duplicate session" is success. */
