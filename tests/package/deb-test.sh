@@ -9,6 +9,11 @@ set -eu
 src=${HQT_SOURCE_DIR:?run through ctest}
 work=$(mktemp -d /tmp/hqt-deb-XXXXXX)
 trap 'rm -rf "$work"' EXIT
+# What the tools leave in a temporary directory goes with ours (lintian
+# left an mldbm-elf-* file in /tmp at every run).
+mkdir "$work/tmp"
+TMPDIR=$work/tmp
+export TMPDIR
 fail() { echo "deb-test: $*" >&2; exit 1; }
 # The system's PATH only: doctor runs the harnesses it finds with --version,
 # and one a user put early on PATH is not this test's to run.
