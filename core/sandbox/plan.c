@@ -698,14 +698,3 @@ fail:
 	plan_free(pl);
 	return -1;
 }
-
-int
-sandbox_check(const struct sandbox_input *in, char **err)
-{
-	struct plan pl;
-
-	if (plan_build(in, &pl, err) < 0)
-		return -1;
-	plan_free(&pl);
-	return 0;
-}

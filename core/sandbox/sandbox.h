@@ -174,13 +174,6 @@ void sandbox_explain_failure(const char *stderr_text, char **reason, char **fix)
 int sandbox_build_env(const struct sandbox_input *in, struct strv *envp, char **err);
 
 /*
- * What the argv builder would refuse (a project that holds the home, a
- * link where a protected directory belongs, ...), without building it or
- * touching anything: `hqt new` asks before it writes a row.  0 or -1.
- */
-int sandbox_check(const struct sandbox_input *in, char **err);
-
-/*
  * The exact argv the launcher will exec: probes (fail closed), then builds
  * with the probed bwrap, features and SANDBOX_SECCOMP_FD.  Used for --dry-run
  * and `hqt show` so they print what runs.  0, or -1 with *err.
@@ -217,10 +210,12 @@ int sandbox_plan(const struct sandbox_input *in, struct strv *argv, struct strv 
 /*
  * sandbox_plan in two halves, so that what can fail is known before
  * anything is written and the writing can wait: sandbox_start_new probes
- * and plans (every refusal of sandbox_check and sandbox_command, nothing
- * touched; NULL with *err); sandbox_start_finish prepares the private state
- * and gives the argv, environment and seccomp program of that same plan
- * (0, or -1 with *err).  in's borrowed fields must outlive the start.
+ * and plans (everything the argv builder would refuse: a project that holds
+ * the home, a link where a protected directory belongs, a bad environment;
+ * nothing touched; NULL with *err); sandbox_start_finish prepares the
+ * private state and gives the argv, environment and seccomp program of
+ * that same plan (0, or -1 with *err).  in's borrowed fields must outlive
+ * the start.
  */
 struct sandbox_start;
 struct sandbox_start *sandbox_start_new(const struct sandbox_input *in, char **err);

@@ -30,7 +30,7 @@ sleep_ms(int ms)
 const struct harness *find_harness(struct hqt_app *app, const char *name, char **err);
 void request_of(const struct db_session *s, struct hqt_request *req, char **root);
 /* Everything needed to exec a session; built by session_plan(), used by
- * session_argv (printing) and start_plan (running). */
+ * session_argv (printing) and start_make (running). */
 struct session_plan {
 	struct hqt_cmd cmd;
 	bool fresh;
