@@ -6,6 +6,7 @@
 
 #include <stdarg.h>
 #include <stdlib.h>
+#include <string.h>
 
 int
 app_config(struct hqt_app *app, char **err)
@@ -130,4 +131,33 @@ app_free(struct hqt_app *app)
 	strv_clear(&app->warnings);
 	config_free(&app->cfg);
 	app->cfg_loaded = false;
+}
+
+const char *
+app_global(struct hqt_app *app, size_t i, const char ***field)
+{
+	static const char *const names[] = { "--config", "--plugin-dir", "--db", "--tmux-socket" };
+	const char **fields[] = { &app->ov.config, &app->ov.plugin_dir, &app->ov.db,
+				  &app->ov.tmux_socket };
+
+	if (i >= ARRAY_SIZE(names))
+		return NULL;
+	*field = fields[i];
+	return names[i];
+}
+
+const char *
+app_global_arg(struct hqt_app *app, const char *arg, const char ***field, const char **value)
+{
+	const char *name;
+
+	for (size_t i = 0; (name = app_global(app, i, field)) != NULL; i++) {
+		size_t len = strlen(name);
+
+		if (strncmp(arg, name, len) == 0 && (arg[len] == '\0' || arg[len] == '=')) {
+			*value = arg[len] == '=' ? arg + len + 1 : NULL;
+			return name;
+		}
+	}
+	return NULL;
 }

@@ -50,4 +50,14 @@ void app_take_warnings(struct hqt_app *app, struct strv *out);
 /* Release everything the loaders loaded; app can be loaded again. */
 void app_free(struct hqt_app *app);
 
+/* The i-th global option every hqt program takes ("--config",
+ * "--plugin-dir", "--db", "--tmux-socket"), with in *field the member of
+ * app->ov it sets; NULL past the last. */
+const char *app_global(struct hqt_app *app, size_t i, const char ***field);
+/* The global option arg gives ("--db" or "--db=FILE"): its name, *field as
+ * app_global's, *value what follows the '=' (NULL without one); NULL when
+ * arg is none of them. */
+const char *app_global_arg(struct hqt_app *app, const char *arg, const char ***field,
+			   const char **value);
+
 #endif

@@ -24,29 +24,11 @@ const struct cmd_entry cmd_tui_entry = {
 	/* The TUI loads everything itself (tui_run), its warnings on its screen. */
 };
 
-/* hqt-tui beside our own executable, or NULL.  Caller frees. */
-static char *
-tui_program(void)
-{
-	char *exe = self_exe(), *slash, *p;
-
-	if (exe == NULL || (slash = strrchr(exe, '/')) == NULL) {
-		free(exe);
-		return NULL;
-	}
-	*slash = '\0';
-	p = xasprintf("%s/hqt-tui", exe);
-	free(exe);
-	return p;
-}
-
 static int
 cmd_tui_exec(struct hqt_app *app, int argc, char **argv)
 {
-	const char *names[] = { "--config", "--plugin-dir", "--db", "--tmux-socket" };
-	const char *values[] = { app->ov.config, app->ov.plugin_dir, app->ov.db,
-				 app->ov.tmux_socket };
 	struct strv av = STRV_INIT;
+	const char *name, **field;
 	char *prog;
 
 	if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0))
@@ -57,14 +39,14 @@ cmd_tui_exec(struct hqt_app *app, int argc, char **argv)
 		cmd_error("the TUI needs a terminal; for scripts use hqt list --json");
 		return EXIT_FAIL;
 	}
-	if ((prog = tui_program()) == NULL) {
+	if ((prog = self_sibling("hqt-tui")) == NULL) {
 		cmd_error("cannot tell where hqt is installed, so not where hqt-tui is");
 		return EXIT_FAIL;
 	}
 	strv_push(&av, prog);
-	for (size_t i = 0; i < ARRAY_SIZE(names); i++)
-		if (values[i] != NULL)
-			strv_pushf(&av, "%s=%s", names[i], values[i]);
+	for (size_t i = 0; (name = app_global(app, i, &field)) != NULL; i++)
+		if (*field != NULL)
+			strv_pushf(&av, "%s=%s", name, *field);
 	fflush(stdout);
 	execv(prog, strv_v(&av));
 	cmd_error("cannot run %s: %s (it belongs beside hqt; reinstall hqt)", prog,

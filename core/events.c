@@ -84,15 +84,10 @@ events_remove(long long id)
 char *
 events_helper(void)
 {
-	char *exe = self_exe(), *slash, *helper;
+	char *helper = self_sibling("hqt-event");
 
-	if (exe == NULL || (slash = strrchr(exe, '/')) == NULL) {
-		free(exe);
+	if (helper == NULL)
 		return NULL;
-	}
-	*slash = '\0';
-	helper = xasprintf("%s/hqt-event", exe);
-	free(exe);
 	if (access(helper, X_OK) != 0) {
 		free(helper);
 		return NULL;

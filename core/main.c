@@ -57,31 +57,22 @@ find_cmd(const char *name)
 static int
 late_globals(struct hqt_app *app, const struct cmd_entry *e, int *argc, char **argv)
 {
-	static const char *const names[] = { "--config", "--plugin-dir", "--db", "--tmux-socket" };
-	const char **fields[] = { &app->ov.config, &app->ov.plugin_dir, &app->ov.db,
-				  &app->ov.tmux_socket };
+	const char *name, **field, *value;
 	int out = 1, i;
 
 	for (i = 1; i < *argc; i++) {
-		size_t k, len = 0;
 		if (strcmp(argv[i], "--") == 0)
 			break;
-		for (k = 0; k < ARRAY_SIZE(names); k++) {
-			len = strlen(names[k]);
-			if (strncmp(argv[i], names[k], len) == 0 &&
-			    (argv[i][len] == '\0' || argv[i][len] == '='))
-				break;
-		}
-		if (k == ARRAY_SIZE(names)) {
+		if ((name = app_global_arg(app, argv[i], &field, &value)) == NULL) {
 			argv[out++] = argv[i];
 			continue;
 		}
-		if (argv[i][len] == '=')
-			*fields[k] = argv[i] + len + 1;
+		if (value != NULL)
+			*field = value;
 		else if (i + 1 < *argc)
-			*fields[k] = argv[++i];
+			*field = argv[++i];
 		else
-			return cmd_usage_error(e, "option '%s' needs an argument", names[k]), -1;
+			return cmd_usage_error(e, "option '%s' needs an argument", name), -1;
 	}
 	for (; i < *argc; i++)
 		argv[out++] = argv[i];

@@ -5,14 +5,13 @@
  * every other hqt command (bench/README.md: `hqt new` is timed against a
  * raw tmux call).  The work is in core/tui/.
  *
- * Usage (by hqt): hqt-tui [--config FILE] [--plugin-dir DIR] [--db FILE]
- *                         [--tmux-socket NAME]
+ * Usage (by hqt): hqt-tui [--config=FILE] [--plugin-dir=DIR] [--db=FILE]
+ *                         [--tmux-socket=NAME]
  */
 #include "app.h"
 #include "tui/tui.h"
 #include "util.h"
 
-#include <getopt.h>
 #include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,33 +21,23 @@
 int
 main(int argc, char **argv)
 {
-	static const struct option opts[] = {
-		{ "config", required_argument, NULL, 'c' },
-		{ "plugin-dir", required_argument, NULL, 'p' },
-		{ "db", required_argument, NULL, 'd' },
-		{ "tmux-socket", required_argument, NULL, 'L' },
-		{ NULL, 0, NULL, 0 },
-	};
 	struct hqt_app app;
 	struct strv warnings = STRV_INIT;
+	const char **field, *value;
 	char *err = NULL;
-	int c, rc;
+	int rc;
 
 	memset(&app, 0, sizeof app);
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
-		switch (c) {
-		case 'c': app.ov.config = optarg; break;
-		case 'p': app.ov.plugin_dir = optarg; break;
-		case 'd': app.ov.db = optarg; break;
-		case 'L': app.ov.tmux_socket = optarg; break;
-		default:
-			fprintf(stderr, "usage: hqt-tui [--config FILE] [--plugin-dir DIR] [--db FILE] "
-				"[--tmux-socket NAME] (run by hqt tui)\n");
+	/* hqt passes them as --name=VALUE. */
+	for (int i = 1; i < argc; i++) {
+		if (app_global_arg(&app, argv[i], &field, &value) == NULL || value == NULL) {
+			fprintf(stderr, "usage: hqt-tui [--config=FILE] [--plugin-dir=DIR] [--db=FILE] "
+				"[--tmux-socket=NAME] (run by hqt tui)\n");
 			return 2;
 		}
+		*field = value;
 	}
-	if (optind != argc || !isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
+	if (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)) {
 		fprintf(stderr, "hqt: the TUI needs a terminal; for scripts use hqt list --json\n");
 		return 1;
 	}

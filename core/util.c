@@ -265,6 +265,21 @@ self_exe(void)
 }
 
 char *
+self_sibling(const char *name)
+{
+	char *exe = self_exe(), *slash, *p;
+
+	if (exe == NULL || (slash = strrchr(exe, '/')) == NULL) {
+		free(exe);
+		return NULL;
+	}
+	*slash = '\0';
+	p = xasprintf("%s/%s", exe, name);
+	free(exe);
+	return p;
+}
+
+char *
 read_file(const char *path, size_t max, size_t *lenp)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);

@@ -60,6 +60,9 @@ bool valid_name(const char *s);
 
 /* The path of the running executable, from /proc/self/exe (caller frees), or NULL. */
 char *self_exe(void);
+/* "<the directory of our executable>/name" (hqt-tui, hqt-event beside
+ * hqt), or NULL when it cannot be told.  Caller frees. */
+char *self_sibling(const char *name);
 
 /* A directory that is ours and private (0700, not a symlink); make: mkdir
  * it first (an existing one must pass the same check). */
