@@ -128,8 +128,11 @@ supervise(pid_t bwrap, int info_fd, const sigset_t *waited)
 		if (sigwaitinfo(waited, &si) < 0)
 			continue;
 		if (si.si_signo == SIGHUP || si.si_signo == SIGTERM) {
-			kill_init(pidfd, init);
+			/* bwrap first: killed, it leaves by SIGKILL, not by the
+			 * exit it would make once its init was gone; the init
+			 * goes at once after (and with bwrap: --die-with-parent). */
 			(void)kill(bwrap, SIGKILL);
+			kill_init(pidfd, init);
 		}
 		/* SIGINT, SIGQUIT: the harness's (same process group); SIGCHLD:
 		 * look again. */
