@@ -82,13 +82,24 @@ rundir_sweep(const char *base)
 	closedir(d);
 }
 
+/* dir/name made a FIFO (0600) and opened non-blocking with flags, or -1. */
+static int
+fifo_open(const char *dir, const char *name, int flags)
+{
+	char *path = xasprintf("%s/%s", dir, name);
+	int fd = mkfifo(path, 0600) == 0 ? open(path, flags | O_NONBLOCK | O_CLOEXEC) : -1;
+
+	free(path);
+	return fd;
+}
+
 /* A private launch directory with the ready FIFO, opened for reading, and
  * the gate, held open for writing. */
 int
 rundir_make(struct rundir *r, char **err)
 {
 	const char *base = getenv("XDG_RUNTIME_DIR");
-	char *tmpl, *path;
+	char *tmpl;
 
 	r->ready = r->gate = -1;
 	if (base == NULL || access(base, W_OK) != 0)
@@ -101,16 +112,9 @@ rundir_make(struct rundir *r, char **err)
 		return -1;
 	}
 	r->dir = tmpl;
-	path = xasprintf("%s/ready", r->dir);
-	if (mkfifo(path, 0600) != 0) {
-		free(path);
-		goto fail;
-	}
 	/* Non-blocking: no writer yet.  Linux reports POLLHUP only once a
 	 * writer has come and gone. */
-	r->ready = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-	free(path);
-	if (r->ready < 0)
+	if ((r->ready = fifo_open(r->dir, "ready", O_RDONLY)) < 0)
 		goto fail;
 	/*
 	 * The gate: read by the launcher, which waits for its word.  Held
@@ -118,14 +122,7 @@ rundir_make(struct rundir *r, char **err)
 	 * the launcher is over, so that the word is never lost to a FIFO
 	 * nobody has open; the launcher reads EOF instead once we are gone.
 	 */
-	path = xasprintf("%s/gate", r->dir);
-	if (mkfifo(path, 0600) != 0) {
-		free(path);
-		goto fail;
-	}
-	r->gate = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
-	free(path);
-	if (r->gate < 0)
+	if ((r->gate = fifo_open(r->dir, "gate", O_RDWR)) < 0)
 		goto fail;
 	return 0;
 fail:

@@ -111,6 +111,24 @@ file_exists(void *path)
 	return access(path, F_OK) == 0;
 }
 
+/* The fake recorded argvfile (argv[0] as it saw it, then) argv[1...]. */
+static void
+assert_recorded(const char *argvfile, char *const argv[])
+{
+	struct strv got = STRV_INIT;
+	size_t n = 0;
+
+	while (argv[n] != NULL)
+		n++;
+	cr_assert(wait_for(file_exists, (void *)argvfile, 5000), "%s never came", argvfile);
+	sleep_ms(100);
+	read_nul(argvfile, &got);
+	cr_assert_eq(got.n, n);
+	for (size_t i = 1; i < got.n; i++)
+		cr_assert_str_eq(got.v[i], argv[i], "word %zu", i);
+	strv_clear(&got);
+}
+
 /* The pane state of one window, by window id. */
 struct pstate {
 	bool found, dead;
@@ -1378,7 +1396,6 @@ Test(tmux, prestarted_client_opens_the_window_with_every_word_whole)
 	char *argvfile = fmt("%s/rec.argv", D), *err = NULL, *v;
 	char *env[] = { NULL, NULL, NULL };
 	struct tmux_open o = { .label = "it's #1", .replace = true, .start = "spawn" };
-	struct strv got = STRV_INIT;
 	struct tmux_window w;
 
 	ensure();
@@ -1391,29 +1408,17 @@ Test(tmux, prestarted_client_opens_the_window_with_every_word_whole)
 	tmux_prestart(&T);
 	cr_assert_eq(tmux_open_window(&T, "hqt-31", dir, argv, env, &o, &w, &err), 0, "%s", err);
 	cr_assert_eq(count_lines(counter), 1, "tmux ran %d times", count_lines(counter));
-	cr_assert(wait_for(file_exists, argvfile, 5000));
-	sleep_ms(100);
-	read_nul(argvfile, &got);
-	cr_assert_eq(got.n, ARRAY_SIZE(argv) - 1);
-	for (size_t i = 1; i < got.n; i++)
-		cr_assert_str_eq(got.v[i], argv[i], "word %zu", i);
+	assert_recorded(argvfile, argv);
 	v = tmux_out("display-message", "-p", "-t", w.window_id, "#{pane_start_path}|#{@hqt}", NULL);
 	char *want = fmt("%s|it's ##1\n", dir);
 	cr_assert_str_eq(v, want);
 	free(want);
 	free(v);
-	strv_clear(&got);
 
 	unlink(argvfile);
 	tmux_prestart(&T);
 	cr_assert_eq(tmux_open_window(&T, "hqt-33", dir, lines, env, &o, &w, &err), 0, "%s", err);
-	cr_assert(wait_for(file_exists, argvfile, 5000));
-	sleep_ms(100);
-	read_nul(argvfile, &got);
-	cr_assert_eq(got.n, ARRAY_SIZE(lines) - 1);
-	for (size_t i = 1; i < got.n; i++)
-		cr_assert_str_eq(got.v[i], lines[i], "word %zu", i);
-	strv_clear(&got);
+	assert_recorded(argvfile, lines);
 
 	/* Prestarted, never used: reaped at the end, nothing opened. */
 	struct tmux spare;
