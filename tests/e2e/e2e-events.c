@@ -48,11 +48,20 @@ wait_event(long id, const char *needle, int timeout_ms)
 	}
 }
 
+/* The session's attention comes to want (within 3 s: each `hqt list` reads
+ * the screen anew, and claude redraws after its turn). */
 static void
 expect_attention(long id, const char *want)
 {
-	char *a = e2e_attention(&e, id);
+	char *a = NULL;
 
+	for (long long end = now_ms() + 3000;;) {
+		free(a);
+		a = e2e_attention(&e, id);
+		if (strcmp(a, want) == 0 || now_ms() >= end)
+			break;
+		sleep_ms(50);
+	}
 	cr_expect_str_eq(a, want);
 	free(a);
 }
