@@ -8,6 +8,13 @@
 #include "strv.h"
 
 /*
+ * The ready FIFO of a launch directory, from hqt-launch to hqt: this one
+ * byte once the harness (or bwrap) runs, else one line of why it does not;
+ * EOF alone means the launcher went away before it knew (it was killed).
+ */
+#define LAUNCH_STARTED "+"
+
+/*
  * What runs in the window, exactly: nothing in it is looked up again.
  * Unsandboxed: exe (absolute) with argv and envp in cwd.  Sandboxed: exe is
  * bwrap, argv its argv (the harness's after "--"), envp the allowlisted

@@ -7,7 +7,7 @@
  * with it:
  *
  *   - hqt learns that the start happened (or why not) through the ready
- *     FIFO: EOF once the child exec'd, else one line of error;
+ *     FIFO: LAUNCH_STARTED once the child runs, else one line of error;
  *   - the pane going (SIGHUP) or `hqt kill` (SIGHUP, SIGTERM) is passed on;
  *     a sandbox's init is killed, whatever the agent did inside;
  *   - when the harness ends by itself, the pty is given a moment to drain
@@ -19,6 +19,7 @@
  * Usage (by hqt only): hqt-launch DIR
  */
 #include "launch.h"
+#include "process.h"
 #include "sandbox.h"
 #include "util.h"
 
@@ -92,9 +93,9 @@ static int
 run_plain(const struct launch_plan *p, int ready, char **err)
 {
 	static const int sigs[] = { SIGHUP, SIGTERM, SIGINT, SIGQUIT, SIGCHLD };
-	sigset_t waited, none;
+	sigset_t waited, old;
 	bool passed_on = false;
-	int status = 0, e;
+	int status = 0;
 	pid_t pid;
 
 	if (chdir(p->cwd) != 0) {
@@ -104,27 +105,17 @@ run_plain(const struct launch_plan *p, int ready, char **err)
 	sigemptyset(&waited);
 	for (size_t i = 0; i < ARRAY_SIZE(sigs); i++)
 		sigaddset(&waited, sigs[i]);
-	sigprocmask(SIG_BLOCK, &waited, NULL);
-	pid = fork();
-	if (pid < 0) {
-		set_err(err, "cannot fork: %s", strerror(errno));
+	sigprocmask(SIG_BLOCK, &waited, &old);
+	/* posix_spawn returns once the harness runs, with every signal at
+	 * its default and none blocked, nothing of ours above 2. */
+	if (spawn_program(p->exe, strv_v(&p->argv), strv_v(&p->envp), NULL, 0, &pid, err) != 0) {
+		sigprocmask(SIG_SETMASK, &old, NULL);
 		return -1;
 	}
-	if (pid == 0) {
-		/* ready stays open (close-on-exec) until the exec: hqt sees
-		 * EOF only once the harness runs. */
-		sigemptyset(&none);
-		sigprocmask(SIG_SETMASK, &none, NULL);
-		(void)close_range(3, ~0U, CLOSE_RANGE_CLOEXEC);
-		execve(p->exe, strv_v(&p->argv), strv_v(&p->envp));
-		e = errno;
-		if (ready >= 0)
-			dprintf(ready, "cannot run '%s': %s", p->argv.v[0], strerror(e));
-		dprintf(2, "hqt: cannot run '%s': %s\n", p->argv.v[0], strerror(e));
-		_exit(127);
-	}
-	if (ready >= 0)
+	if (ready >= 0) {
+		tell(ready, LAUNCH_STARTED);
 		close(ready);
+	}
 	/* Ctrl-Z and job control are the harness's (same process group). */
 	signal(SIGTSTP, SIG_IGN);
 	signal(SIGTTIN, SIG_IGN);

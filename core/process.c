@@ -125,40 +125,52 @@ program_path(char *const argv[], char *const envp[], char **path, char **err)
 }
 
 /*
- * Start argv with fds as its 0..3 (-1: keep ours for 0..2, none for 3), in
- * cwd (NULL: ours),
- * every other descriptor closed, every signal at its default and none
- * blocked: posix_spawn (a vfork-like clone, no copy of our page tables),
- * with glibc's closefrom and chdir actions.  0 with *pidp, or a negative
- * errno with *err.
+ * Start the program at path (argv[0] looked up in envp's PATH when NULL)
+ * with fds[i] as its descriptor i for i < nfds (at most SPAWN_FDS_MAX; -1:
+ * ours for 0..2, none above), in cwd (NULL: ours), every other descriptor
+ * closed, every signal at its default and none blocked: posix_spawn (a
+ * vfork-like clone, no copy of our page tables), with glibc's closefrom and
+ * chdir actions.  It returns once the program runs.  0 with *pidp, or a
+ * negative errno with *err.
  */
 static int
-start_child(char *const argv[], char *const envp[], const int fds[4],
+start_child(const char *exe, char *const argv[], char *const envp[], const int *fds, int nfds,
 	    const char *cwd, pid_t *pidp, char **err)
 {
 	posix_spawn_file_actions_t fa;
 	posix_spawnattr_t at;
 	sigset_t dfl, none;
-	int moved[4] = { -1, -1, -1, -1 }, e = 0;
-	int low = fds[3] >= 0 ? 4 : 3; /* the first descriptor the program does not get */
+	int moved[SPAWN_FDS_MAX], e = 0;
+	int low = 3; /* the first descriptor the program does not get */
 	char *path;
 	pid_t pid;
 
-	if ((e = program_path(argv, envp, &path, err)) != 0)
+	for (int i = 0; i < nfds; i++) {
+		moved[i] = -1;
+		if (fds[i] >= 0 && i >= low)
+			low = i + 1;
+	}
+	if (exe != NULL)
+		path = xstrdup(exe);
+	else if ((e = program_path(argv, envp, &path, err)) != 0)
 		return e;
 	posix_spawn_file_actions_init(&fa);
 	posix_spawnattr_init(&at);
-	/* Sources above 2 first, so that one dup2 into 0..2 cannot clobber
-	 * another source that is 0..2 itself (the dup2 clears close-on-exec). */
-	for (int i = 0; i < 4 && e == 0; i++)
+	/* Sources out of the way first, so that one dup2 cannot clobber
+	 * another source sitting at its target (the dup2 clears close-on-exec). */
+	for (int i = 0; i < nfds && e == 0; i++)
 		if (fds[i] >= 0 && (moved[i] = fcntl(fds[i], F_DUPFD_CLOEXEC, low)) < 0)
 			e = errno;
-	for (int i = 0; i < 4 && e == 0; i++)
+	for (int i = 0; i < nfds && e == 0; i++)
 		if (moved[i] >= 0)
 			e = posix_spawn_file_actions_adddup2(&fa, moved[i], i);
+	/* A hole below the last given (closefrom starts above it). */
+	for (int i = 3; i < low && e == 0; i++)
+		if (fds[i] < 0 && fcntl(i, F_GETFD) >= 0)
+			e = posix_spawn_file_actions_addclose(&fa, i);
 	if (e == 0 && cwd != NULL)
 		e = posix_spawn_file_actions_addchdir_np(&fa, cwd);
-	/* Nothing of ours reaches the program but 0, 1, 2 (and 3 if given). */
+	/* Nothing of ours reaches the program but 0, 1, 2 and what fds gives. */
 	if (e == 0)
 		e = posix_spawn_file_actions_addclosefrom_np(&fa, low);
 	/* Handlers are the parent's business and an ignored SIGPIPE would
@@ -175,7 +187,7 @@ start_child(char *const argv[], char *const envp[], const int fds[4],
 		e = posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETSIGMASK);
 	if (e == 0)
 		e = posix_spawn(&pid, path, &fa, &at, argv, envp != NULL ? envp : environ);
-	for (int i = 0; i < 4; i++)
+	for (int i = 0; i < nfds; i++)
 		if (moved[i] >= 0)
 			close(moved[i]);
 	posix_spawn_file_actions_destroy(&fa);
@@ -195,6 +207,17 @@ start_child(char *const argv[], char *const envp[], const int fds[4],
 	}
 	*pidp = pid;
 	return 0;
+}
+
+int
+spawn_program(const char *exe, char *const argv[], char *const envp[], const int *fds, int nfds,
+	      pid_t *pidp, char **err)
+{
+	if (nfds > SPAWN_FDS_MAX) {
+		set_err(err, "cannot run '%s': %d descriptors to pass", exe, nfds);
+		return -EINVAL;
+	}
+	return start_child(exe, argv, envp, fds, nfds, NULL, pidp, err);
 }
 
 static int
@@ -404,7 +427,7 @@ start_piped(char *const argv[], char *const envp[], bool in_pipe, const struct s
 	fds[1] = o[1];
 	fds[2] = e2[1];
 	fds[3] = opts->pass_fd > 2 ? opts->pass_fd : -1;
-	rc = start_child(argv, envp, fds, opts->cwd, pidp, err);
+	rc = start_child(NULL, argv, envp, fds, 4, opts->cwd, pidp, err);
 	close_fd(&ip[0]);
 	close_fd(&o[1]);
 	close_fd(&e2[1]);
@@ -512,7 +535,7 @@ spawn_run(char *const argv[], char *const envp[], int *status, char **err)
 	sigemptyset(&ign.sa_mask);
 	sigaction(SIGINT, &ign, &oint);
 	sigaction(SIGQUIT, &ign, &oquit);
-	rc = start_child(argv, envp, fds, NULL, &pid, err);
+	rc = start_child(NULL, argv, envp, fds, 4, NULL, &pid, err);
 	if (rc == 0) {
 		st = wait_child(pid, NULL);
 		if (status != NULL)

@@ -80,6 +80,17 @@ int spawn_start(char *const argv[], char *const envp[], struct spawn_pending *p,
 void spawn_feed(struct spawn_pending *p, const struct spawn_opts *opts, struct spawn_result *out);
 
 /*
+ * Start exe (a path, not looked up) with argv and envp (NULL: ours), fds[i]
+ * as its descriptor i for i < nfds (-1: ours for 0..2, none above), every
+ * other descriptor closed, every signal at its default and none blocked.
+ * It returns once the program runs (posix_spawn: an exec that fails is this
+ * call's error).  0 with *pidp, or a negative errno with *err.
+ */
+#define SPAWN_FDS_MAX 8
+int spawn_program(const char *exe, char *const argv[], char *const envp[], const int *fds,
+		  int nfds, pid_t *pidp, char **err);
+
+/*
  * Run argv with our stdin, stdout and stderr (an interactive program such as
  * `tmux attach`) and wait.  Like system(3), SIGINT and SIGQUIT are ignored
  * here while the child runs.  *status as in spawn_result.status.

@@ -796,26 +796,21 @@ push_spawn_args(struct strv *a, const char *cwd, char *const argv[], char *const
 	return 0;
 }
 
-/* What a labelled window shows in the status line (tmux_open_window). */
-#define LABEL_FORMAT "#I:#W #{@hqt}#{?window_flags,#{window_flags}, }"
-
-/* "; set-option -w -t TARGET @hqt LABEL" and the status formats that show
- * it: chained after the command that makes the window (one tmux call). */
+/*
+ * "; set-option -w -t TARGET window-status-format FORMAT" and the same for
+ * window-status-current-format, FORMAT showing "INDEX:NAME LABEL" and the
+ * flags: chained after the command that makes the window (one tmux call).
+ * The label is in the format itself, not in an option of its own: every
+ * set-option costs the server a pass over all its windows.
+ */
 static void
 push_label(struct strv *a, const char *target, const char *label)
 {
 	static const char *const opts[] = { "window-status-format", "window-status-current-format" };
 	/* The label is the user's text (a nickname): no control characters,
-	 * and '#' doubled, as the status line expands styles (#[...]) in it. */
+	 * and '#' doubled, so that the format shows it as it is. */
 	char *shown = text_escape(label, 64), *escaped = tmux_format_escape(shown);
 
-	tmux_argv_sep(a);
-	strv_push(a, "set-option");
-	strv_push(a, "-w");
-	strv_push(a, "-t");
-	strv_push(a, target);
-	strv_push(a, "@hqt");
-	tmux_argv_word(a, escaped);
 	for (size_t i = 0; i < ARRAY_SIZE(opts); i++) {
 		tmux_argv_sep(a);
 		strv_push(a, "set-option");
@@ -823,7 +818,7 @@ push_label(struct strv *a, const char *target, const char *label)
 		strv_push(a, "-t");
 		strv_push(a, target);
 		strv_push(a, opts[i]);
-		strv_push(a, LABEL_FORMAT);
+		strv_pushf(a, "#I:#W %s#{?window_flags,#{window_flags}, }", escaped);
 	}
 	free(escaped);
 	free(shown);
@@ -970,15 +965,13 @@ clipboard_was_on(const char *line)
 
 /*
  * Before new-window, in the same invocation: kill the window already named
- * `name` in t->session, if there is one.  A plain kill-window of a missing
- * window would fail and, failing, skip the rest of the chain; run through
- * if-shell it is a chain of its own, whose failure ("can't find window")
- * leaves ours going (tmux then exits 1 with new-window's output complete:
- * new_window accepts that).  The condition is the constant 1 (-F: a format,
- * no shell): looking for the name in a format (#{W:...}) costs the server
- * a format per window, 0.5 ms with 250.  The command is parsed by tmux, so
- * it is built only from names in the [A-Za-z0-9_-] alphabet.  It runs
- * before the next command of the chain.
+ * `name` in t->session, if there is one.  if-shell -F tests for it with
+ * #{N/w:NAME} (tmux 3.2: a name compared with each window's, no format per
+ * window), so a missing window, the usual case, is no error: a failure
+ * would print, and every line tmux prints costs the server another round
+ * with its client (bench/README.md).  The command is parsed by tmux, so it
+ * is built only from names in the [A-Za-z0-9_-] alphabet.  It runs before
+ * the next command of the chain.
  */
 static void
 push_replace_guard(struct strv *a, const struct tmux *t, const char *name)
@@ -987,7 +980,7 @@ push_replace_guard(struct strv *a, const struct tmux *t, const char *name)
 	strv_push(a, "-F");
 	strv_push(a, "-t");
 	strv_pushf(a, "=%s:", t->session);
-	strv_push(a, "1");
+	strv_pushf(a, "#{N/w:%s}", name);
 	strv_pushf(a, "kill-window -t =%s:=%s", t->session, name);
 	tmux_argv_sep(a);
 }
@@ -1041,7 +1034,7 @@ once_init(struct once *x, const struct tmux_open *o)
 static int
 new_window(const struct tmux *t, const char *name, const char *cwd, char *const argv[],
 	   char *const env[], bool replace, const char *label, const char *start, bool box,
-	   const struct tmux_open *o, struct tmux_window *out, char **err)
+	   bool quiet, const struct tmux_open *o, struct tmux_window *out, char **err)
 {
 	struct strv a = STRV_INIT, envp = STRV_INIT;
 	struct once mw;
@@ -1067,15 +1060,18 @@ new_window(const struct tmux *t, const char *name, const char *cwd, char *const 
 		push_replace_guard(&a, t, name);
 	/* -a after {end}: the new window becomes {end}, which the chained
 	 * commands below can name before anything else happens in the server.
-	 * Its ids come from the display at the end, which also proves that
-	 * every command before it ran; -P would print them a second time, at
-	 * the price of another command's work in the server.  Without the
-	 * guard, -P stays: a chain that fails half-way names the window to
-	 * kill (with the guard, any window of that name is this one). */
+	 * quiet: nothing is printed (a printing chain costs the server
+	 * another round with the client), and tmux's exit status alone says
+	 * whether the whole chain ran.  Else its ids come from the display at
+	 * the end, which also proves that every command before it ran; -P
+	 * would print them a second time, at the price of another command's
+	 * work in the server.  Without the guard, -P stays: a chain that fails
+	 * half-way names the window to kill (with the guard, any window of
+	 * that name is this one). */
 	strv_push(&a, "new-window");
 	strv_push(&a, "-d");
 	strv_push(&a, "-a");
-	if (!replace) {
+	if (!replace && !quiet) {
 		strv_push(&a, "-P");
 		strv_push(&a, "-F");
 		strv_push(&a, WINDOW_FORMAT);
@@ -1093,7 +1089,8 @@ new_window(const struct tmux *t, const char *name, const char *cwd, char *const 
 	 * for "resume"): one set-option less on every `hqt new`. */
 	if (start != NULL && strcmp(start, "spawn") != 0)
 		push_start(&a, end, start);
-	push_display(&a, end);
+	if (!quiet)
+		push_display(&a, end);
 	if (box)
 		push_box(&a, end);
 	if (check_size(&a, err) != 0 || window_client_env(t, &a, env, &envp, err) != 0)
@@ -1113,8 +1110,21 @@ new_window(const struct tmux *t, const char *name, const char *cwd, char *const 
 				goto out;
 			continue;
 		}
-		/* The guard's kill failed (no window of that name, the usual
-		 * case, or two: tmux calls the name ambiguous) but new-window
+		if (quiet) {
+			/* Made or not, no window of that name may stay behind
+			 * without its options. */
+			if (st == -1 && !err_has(&r, "can't find session"))
+				tmux_kill_window(t, name, NULL);
+			if (st != 0)
+				set_err(err, "%s", e);
+			else
+				memset(out, 0, sizeof *out);
+			spawn_result_free(&r);
+			rc = st == 0 ? 0 : -1;
+			goto out;
+		}
+		/* The guard's kill failed (two windows of that name: tmux calls
+		 * the name ambiguous) but new-window
 		 * and every command after it ran, as the display's line says (a
 		 * failure there would have skipped it): the window is whole. */
 		if (st == -1 && replace && parse_window_line(r.out, &w) == 0 &&
@@ -1168,7 +1178,7 @@ int
 tmux_new_window(const struct tmux *t, const char *name, const char *cwd,
 		char *const argv[], char *const env[], struct tmux_window *out, char **err)
 {
-	return new_window(t, name, cwd, argv, env, false, NULL, NULL, false, NULL, out, err);
+	return new_window(t, name, cwd, argv, env, false, NULL, NULL, false, false, NULL, out, err);
 }
 
 int
@@ -1176,7 +1186,7 @@ tmux_new_window_replace(const struct tmux *t, const char *name, const char *cwd,
 			char *const argv[], char *const env[], struct tmux_window *out,
 			char **err)
 {
-	return new_window(t, name, cwd, argv, env, true, NULL, NULL, false, NULL, out, err);
+	return new_window(t, name, cwd, argv, env, true, NULL, NULL, false, false, NULL, out, err);
 }
 
 static int respawn_window(const struct tmux *t, const char *window, const char *cwd,
@@ -1192,8 +1202,8 @@ tmux_open_window(const struct tmux *t, const char *name, const char *cwd, char *
 	if (o->respawn)
 		return respawn_window(t, name, cwd, argv, env, o->label, o->start, o->box, o,
 				      out, err);
-	return new_window(t, name, cwd, argv, env, o->replace, o->label, o->start, o->box, o,
-			  out, err);
+	return new_window(t, name, cwd, argv, env, o->replace, o->label, o->start, o->box,
+			  !o->box, o, out, err);
 }
 
 int

@@ -188,7 +188,10 @@ int tmux_respawn_window(const struct tmux *t, const char *window, const char *cw
  * the status line, set in the same tmux call: the window option @hqt holds
  * it (escaped: control characters, '#'), and the window's own
  * window-status-format and window-status-current-format show "INDEX:NAME
- * LABEL".  The name stays "hqt-N": every lookup goes by it.
+ * LABEL".  The name stays "hqt-N": every lookup goes by it.  A new window
+ * that is not a box is opened by a call that prints nothing, which costs
+ * tmux less (bench/README.md): out is then zeroed (no ids, pid 0); a
+ * respawned or boxed window's out is filled.
  */
 struct tmux_open {
 	const char *label; /* NULL: none */

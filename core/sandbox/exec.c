@@ -1,6 +1,9 @@
-/* exec.c: running a finished sandbox plan: fork bwrap and supervise it (SPEC
- * §8.8).  Links with libc, jansson, util.c and strv.c only (hqt-launch). */
+/* exec.c: running a finished sandbox plan: start bwrap and supervise it (SPEC
+ * §8.8).  Links with libc, jansson, util.c, strv.c and process.c only
+ * (hqt-launch). */
 #include "sandbox-int.h"
+#include "launch.h"
+#include "process.h"
 #include "util.h"
 
 #include <errno.h>
@@ -10,65 +13,12 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 /* ------------------------------------------------------------------------ */
 /* Running bwrap                                                            */
-
-#ifndef CLOSE_RANGE_CLOEXEC
-#define CLOSE_RANGE_CLOEXEC (1u << 2)
-#endif
-
-/*
- * Close every descriptor from lowfd up; with on_exec, only mark them
- * close-on-exec, so they close when execve succeeds and stay usable when it
- * fails.  Async-signal-safe.
- */
-static void
-close_from(int lowfd, int maxfd, bool on_exec)
-{
-#ifdef SYS_close_range
-	if (syscall(SYS_close_range, (unsigned)lowfd, ~0u, on_exec ? CLOSE_RANGE_CLOEXEC : 0u) == 0)
-		return;
-#endif
-	for (int fd = lowfd; fd < maxfd; fd++) {
-		if (!on_exec)
-			close(fd);
-		else if (fcntl(fd, F_GETFD) >= 0)
-			fcntl(fd, F_SETFD, FD_CLOEXEC);
-	}
-}
-
-static int
-max_fd(void)
-{
-	struct rlimit rl;
-
-	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
-	    rl.rlim_cur < (1u << 20))
-		return (int)rl.rlim_cur;
-	return 65536;
-}
-
-/* Default dispositions and an empty mask, so the harness gets Ctrl-C,
- * SIGPIPE and job control as a fresh process would.  Async-signal-safe. */
-static void
-reset_signals(void)
-{
-	struct sigaction sa;
-	sigset_t none;
-
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = SIG_DFL;
-	for (int sig = 1; sig < NSIG; sig++)
-		if (sig != SIGKILL && sig != SIGSTOP)
-			sigaction(sig, &sa, NULL);
-	sigemptyset(&none);
-	sigprocmask(SIG_SETMASK, &none, NULL);
-}
 
 /* The sandbox's init, from bwrap's --info-fd: {"child-pid": N, ...}. */
 static pid_t
@@ -150,7 +100,7 @@ int
 sandbox_run(char *const argv[], char *const envp[], int seccomp_fd, int ready_fd, char **err)
 {
 	static const int sigs[] = { SIGHUP, SIGTERM, SIGINT, SIGQUIT, SIGCHLD };
-	int info[2] = { -1, -1 }, e, maxfd = max_fd();
+	int info[2] = { -1, -1 };
 	sigset_t waited, old;
 	pid_t pid;
 
@@ -162,39 +112,22 @@ sandbox_run(char *const argv[], char *const envp[], int seccomp_fd, int ready_fd
 	for (size_t i = 0; i < ARRAY_SIZE(sigs); i++)
 		sigaddset(&waited, sigs[i]);
 	sigprocmask(SIG_BLOCK, &waited, &old);
-	pid = fork();
-	if (pid < 0) {
-		set_err(err, "sandbox: cannot fork: %s", strerror(errno));
+	/* bwrap with the filter at 3 and the info pipe at 4, nothing else
+	 * above 2, every signal at its default; the call returns once bwrap
+	 * runs. */
+	if (spawn_program(argv[0], argv, envp,
+			  (const int[]){ -1, -1, -1, seccomp_fd, info[1] }, SANDBOX_INFO_FD + 1,
+			  &pid, err) != 0) {
 		sigprocmask(SIG_SETMASK, &old, NULL);
 		close(info[0]);
 		close(info[1]);
 		return -1;
 	}
-	if (pid == 0) {
-		/* The child: bwrap with the filter at 3 and the info pipe at 4,
-		 * nothing else above 2 once it runs. */
-		int s2, i2;
-
-		reset_signals();
-		/* Out of the way first: either may sit at 3 or 4 now.  dup2
-		 * leaves the copies inheritable. */
-		s2 = fcntl(seccomp_fd, F_DUPFD_CLOEXEC, 10);
-		i2 = fcntl(info[1], F_DUPFD_CLOEXEC, 10);
-		if (s2 >= 0 && i2 >= 0 && dup2(s2, SANDBOX_SECCOMP_FD) >= 0 &&
-		    dup2(i2, SANDBOX_INFO_FD) >= 0) {
-			close_from(SANDBOX_INFO_FD + 1, maxfd, true);
-			execve(argv[0], argv, envp);
-		}
-		e = errno;
-		if (ready_fd >= 0)
-			dprintf(ready_fd, "sandbox: cannot run %s: %s", argv[0], strerror(e));
-		dprintf(2, "hqt: sandbox: cannot run %s: %s\n", argv[0], strerror(e));
-		_exit(127);
-	}
-	/* The supervisor.  `hqt new` learns of the start (or of the child's
-	 * error) once the child's copy of ready_fd closes. */
-	if (ready_fd >= 0)
+	/* The supervisor: `hqt new` learns that bwrap runs. */
+	if (ready_fd >= 0) {
+		(void)!write(ready_fd, LAUNCH_STARTED, 1);
 		close(ready_fd);
+	}
 	close(seccomp_fd);
 	close(info[1]);
 	/* Ctrl-Z reaches the whole process group; the supervisor stays up. */

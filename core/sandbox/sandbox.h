@@ -182,15 +182,15 @@ int sandbox_command(const struct sandbox_input *in, struct strv *out, char **err
 
 /*
  * Run in's command in the sandbox and supervise it: probe, sandbox_prepare,
- * build the argv, export the seccomp program, then fork bwrap (the filter
+ * build the argv, export the seccomp program, then start bwrap (the filter
  * at SANDBOX_SECCOMP_FD, --info-fd SANDBOX_INFO_FD, every other
  * descriptor above 2 closed, default signals, exactly the allowlisted
  * environment) and stay as its supervisor: the sandbox's init is killed
  * when bwrap ends, on SIGHUP (the pane went) and on SIGTERM, so no process
- * of the sandbox outlives it.  ready_fd (or -1) is closed once bwrap is
- * started, or gets the error of a start that failed.  Never returns once
- * bwrap was forked: the process exits with bwrap's status.  On a failure
- * before that returns -1 with *err and has run nothing.
+ * of the sandbox outlives it.  ready_fd (or -1) gets LAUNCH_STARTED
+ * (launch.h) once bwrap runs, and is closed.  Never returns once bwrap
+ * runs: the process exits with bwrap's status.  On a failure before that
+ * returns -1 with *err, has run nothing and left ready_fd as it was.
  */
 int sandbox_exec(const struct sandbox_input *in, int ready_fd, char **err);
 
@@ -198,11 +198,11 @@ int sandbox_exec(const struct sandbox_input *in, int ready_fd, char **err);
  * sandbox_exec in two halves, for a launcher that gets a finished plan:
  * sandbox_plan probes, prepares the private state and gives the bwrap argv,
  * its environment and the seccomp program (a sealed memfd at offset 0,
- * close-on-exec); 0, or -1 with *err.  sandbox_run forks argv (bwrap first,
+ * close-on-exec); 0, or -1 with *err.  sandbox_run starts argv (bwrap first,
  * with the descriptors of sandbox_plan's argv: the filter read from
  * seccomp_fd at SANDBOX_SECCOMP_FD, the info pipe at SANDBOX_INFO_FD) and
- * supervises it as sandbox_exec does; it never returns once bwrap was
- * forked, and returns -1 with *err when it could not fork.
+ * supervises it as sandbox_exec does; it never returns once bwrap runs, and
+ * returns -1 with *err when bwrap could not be started.
  */
 int sandbox_plan(const struct sandbox_input *in, struct strv *argv, struct strv *envp,
 		 int *seccomp_fd, char **err);

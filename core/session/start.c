@@ -8,9 +8,8 @@
  * (0700: secrets never travel on a command line; for a sandbox, its private
  * state prepared and its seccomp program) and opens the gate, a FIFO the
  * launcher waits on before it reads the plan.  A second FIFO, ready, works
- * the other way: the launcher opens it, its child holds it until the exec,
- * so `hqt new` reads EOF the moment the harness (or bwrap) is exec'd, or the
- * launcher's error. */
+ * the other way: the launcher says there that the harness (or bwrap) runs
+ * (LAUNCH_STARTED, launch.h), or why not. */
 #include "session.h"
 #include "session-int.h"
 
@@ -171,20 +170,19 @@ pid_gone(long pid)
 }
 
 /*
- * Wait for the launcher of window `name`: 0 when it exec'd, -1 with *err =
- * its message.  EOF alone does not prove the exec: a launcher killed before
- * it (the tmux server killed, the window closed) closes the FIFO too, and
- * one killed before it opened the FIFO never writes at all.  So when the
- * launcher's process is gone, tmux is asked whether the window still
- * exists; that costs a tmux call only on this unhappy path.
+ * Wait for the launcher of window `name`: 0 once it says the harness runs
+ * (LAUNCH_STARTED), -1 with *err = its message.  A launcher that says
+ * nothing went away before it knew (killed with its window, or with the
+ * tmux server); one that never opened the FIFO is seen by its pid (r->pid,
+ * when tmux gave it) or by asking tmux about its window, at growing
+ * intervals: a tmux call only on these slow and unhappy paths.
  */
 int
 rundir_wait(struct hqt_app *app, const char *name, struct rundir *r, char **err)
 {
 	char buf[4096];
 	size_t len = 0;
-	int waited = 0;
-	bool eof = false;
+	int waited = 0, ask_at = 100;
 
 	for (;;) {
 		struct pollfd pfd = { r->ready, POLLIN, 0 };
@@ -195,21 +193,24 @@ rundir_wait(struct hqt_app *app, const char *name, struct rundir *r, char **err)
 			ssize_t got = read(r->ready, buf + len, sizeof buf - 1 - len);
 			if (got > 0) {
 				len += (size_t)got;
+				if (buf[0] == LAUNCH_STARTED[0])
+					return 0;
 				if (len < sizeof buf - 1)
 					continue;
 			}
-			if (got == 0)
-				eof = true;
 			if (got == 0 || len >= sizeof buf - 1)
 				break;
 			if (got < 0 && errno != EAGAIN && errno != EINTR)
 				break;
 		}
-		/* No word yet: a launcher that died before opening the FIFO
-		 * would keep us here until the timeout. */
-		if (n == 0 && pid_gone(r->pid))
-			break;
+		if (n != 0)
+			continue;
 		waited += 100;
+		if (r->pid > 0 ? pid_gone(r->pid)
+			       : waited >= ask_at && window_alive(app, name, NULL) != 1)
+			break;
+		if (waited >= ask_at)
+			ask_at *= 2;
 		if (waited >= READY_TIMEOUT_MS) {
 			set_err(err, "the session's launcher did not start within %d s",
 				READY_TIMEOUT_MS / 1000);
@@ -221,23 +222,12 @@ rundir_wait(struct hqt_app *app, const char *name, struct rundir *r, char **err)
 		set_err(err, "%s", trim(buf));
 		return -1;
 	}
-	if (!pid_gone(r->pid))
-		return 0;
-	/* The process is gone: a harness that exec'd and ended at once left
-	 * its dead pane (remain-on-exit); no window means tmux lost it. */
-	switch (window_alive(app, name, NULL)) {
-	case -1:
+	if (window_alive(app, name, NULL) == -1)
 		set_err(err, "window %s went away before the harness started "
 			     "(was the tmux server killed?)", name);
-		return -1;
-	case 0:
-		if (eof)
-			return 0;
+	else
 		set_err(err, "the session's launcher ended before starting the harness");
-		return -1;
-	default:
-		return 0;
-	}
+	return -1;
 }
 
 /*

@@ -163,6 +163,23 @@ pane_state(const char *window_id)
 	return s;
 }
 
+/* The ids of window `name`, for a tmux_open_window that printed none. */
+static void
+window_of(const char *name, struct tmux_window *w)
+{
+	struct tmux_panes ps;
+	const struct tmux_pane *p;
+	char *err = NULL;
+
+	cr_assert_eq(tmux_list_panes(&T, &ps, &err), 0, "%s", err);
+	p = tmux_panes_find(&ps, name);
+	cr_assert_not_null(p, "no window %s", name);
+	snprintf(w->window_id, sizeof w->window_id, "%s", p->window_id);
+	snprintf(w->pane_id, sizeof w->pane_id, "%s", p->pane_id);
+	w->pid = p->pid;
+	tmux_panes_free(&ps);
+}
+
 /* Wait until the window's pane is dead with a known exit status. */
 static struct pstate
 wait_dead(const char *window_id, int timeout_ms)
@@ -1350,6 +1367,9 @@ Test(tmux, open_window_sets_what_the_configuration_does_not)
 	ensure();
 	free(tmux_out("set-option", "-g", "-w", "allow-rename", "on", NULL));
 	cr_assert_eq(tmux_open_window(&T, "hqt-21", D, argv, NULL, &o, &w, &err), 0, "%s", err);
+	/* Not a box: tmux printed nothing, so there are no ids. */
+	cr_assert(w.window_id[0] == '\0' && w.pid == 0, "%s %ld", w.window_id, w.pid);
+	window_of("hqt-21", &w);
 	cr_assert(pane_state(w.window_id).found);
 	v = tmux_out("show-options", "-w", "-v", "-t", w.window_id, "allow-rename", NULL);
 	cr_assert(strncmp(v, "off", 3) == 0, "allow-rename: %s", v);
@@ -1357,8 +1377,10 @@ Test(tmux, open_window_sets_what_the_configuration_does_not)
 	v = tmux_out("show-options", "-w", "-v", "-t", w.window_id, "remain-on-exit", NULL);
 	cr_assert(strncmp(v, "on", 2) == 0, "remain-on-exit: %s", v);
 	free(v);
-	v = tmux_out("show-options", "-w", "-v", "-t", w.window_id, "@hqt", NULL);
-	cr_assert(strncmp(v, "lab", 3) == 0, "@hqt: %s", v);
+	v = tmux_out("display-message", "-p", "-t", w.window_id,
+		     "#{E:window-status-format}|#{E:window-status-current-format}", NULL);
+	cr_assert(strstr(v, ":hqt-21 lab") != NULL && strstr(strchr(v, '|'), ":hqt-21 lab") != NULL,
+		  "the label in the status line: %s", v);
 	free(v);
 	v = tmux_out("display-message", "-p", "-t", w.window_id, "[#{@hqt-start}]", NULL);
 	cr_assert(strncmp(v, "[]", 2) == 0, "@hqt-start: %s", v);
@@ -1368,6 +1390,7 @@ Test(tmux, open_window_sets_what_the_configuration_does_not)
 	free(tmux_out("set-option", "-g", "-w", "allow-rename", "off", NULL));
 	o.start = "resume";
 	cr_assert_eq(tmux_open_window(&T, "hqt-22", D, argv, NULL, &o, &w, &err), 0, "%s", err);
+	window_of("hqt-22", &w);
 	v = tmux_out("show-options", "-w", "-t", w.window_id, NULL);
 	cr_assert(strstr(v, "allow-rename") == NULL, "%s", v);
 	cr_assert(strstr(v, "@hqt-start resume") != NULL, "%s", v);
@@ -1408,16 +1431,22 @@ Test(tmux, prestarted_client_opens_the_window_with_every_word_whole)
 	tmux_prestart(&T);
 	cr_assert_eq(tmux_open_window(&T, "hqt-31", dir, argv, env, &o, &w, &err), 0, "%s", err);
 	cr_assert_eq(count_lines(counter), 1, "tmux ran %d times", count_lines(counter));
+	window_of("hqt-31", &w);
 	assert_recorded(argvfile, argv);
-	v = tmux_out("display-message", "-p", "-t", w.window_id, "#{pane_start_path}|#{@hqt}", NULL);
-	char *want = fmt("%s|it's ##1\n", dir);
+	v = tmux_out("display-message", "-p", "-t", w.window_id, "#{pane_start_path}", NULL);
+	char *want = fmt("%s\n", dir);
 	cr_assert_str_eq(v, want);
 	free(want);
+	free(v);
+	/* The label as the status line shows it: '#' itself, not a format. */
+	v = tmux_out("display-message", "-p", "-t", w.window_id, "#{E:window-status-format}", NULL);
+	cr_assert(strstr(v, ":hqt-31 it's #1") != NULL, "%s", v);
 	free(v);
 
 	unlink(argvfile);
 	tmux_prestart(&T);
 	cr_assert_eq(tmux_open_window(&T, "hqt-33", dir, lines, env, &o, &w, &err), 0, "%s", err);
+	window_of("hqt-33", &w);
 	assert_recorded(argvfile, lines);
 
 	/* Prestarted, never used: reaped at the end, nothing opened. */
@@ -1438,6 +1467,7 @@ Test(tmux, prestarted_client_opens_the_window_with_every_word_whole)
 		sleep_ms(20);
 	tmux_prestart(&T);
 	cr_assert_eq(tmux_open_window(&T, "hqt-32", D, argv, env, &o, &w, &err), 0, "%s", err);
+	window_of("hqt-32", &w);
 	cr_assert(pane_state(w.window_id).found);
 	free(env[0]);
 	free(env[1]);
