@@ -1,6 +1,7 @@
 /* db.c: hqt's SQLite store: opening without harm, schema and migrations, queries. */
 #include "db.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <sqlite3.h>
@@ -20,6 +21,60 @@
  * switch, a COMMIT in rollback mode during the first creation). */
 #define BUSY_TIMEOUT_MS 10000
 #define RETRY_MS 20000
+
+/*
+ * SQLite, loaded when the first database opens (dlopen), not when hqt
+ * starts.  libsqlite3 is the one library whose load costs a start: 0.5 ms
+ * before main, its own relocations (BIND_NOW) against libc.  `hqt new`
+ * starts its tmux client first and opens the database while the client
+ * connects, so the load now overlaps the client's start instead of
+ * preceding it (docs/decisions.md, "the third round").  The calls go
+ * through this table, typed by sqlite3.h itself.
+ */
+#define SQLITE_CALLS(X)                                                                 \
+	X(open_v2) X(close_v2) X(close) X(db_config) X(db_readonly) X(file_control)      \
+	X(busy_timeout) X(extended_result_codes) X(wal_hook) X(wal_checkpoint_v2)       \
+	X(prepare_v2) X(step) X(reset) X(finalize) X(exec) X(stmt_readonly)             \
+	X(bind_text) X(bind_null) X(bind_int64)                                         \
+	X(column_int64) X(column_text) X(column_type) X(column_bytes)                   \
+	X(changes) X(last_insert_rowid) X(get_autocommit)                               \
+	X(errmsg) X(errcode) X(extended_errcode) X(errstr) X(system_errno)
+
+static struct {
+#define X(f) __typeof__(sqlite3_##f) *f;
+	SQLITE_CALLS(X)
+#undef X
+} sqlite;
+
+#define SQLITE_LIB "libsqlite3.so.0"
+
+static void fail(char **err, const char *fmt, ...) HQT_PRINTF(2, 3);
+
+/* Load SQLite once: 0, or -1 with *err. */
+static int
+sqlite_load(char **err)
+{
+	static bool loaded;
+	void *h;
+
+	if (loaded)
+		return 0;
+	if ((h = dlopen(SQLITE_LIB, RTLD_NOW | RTLD_LOCAL)) == NULL) {
+		fail(err, "cannot load SQLite (%s); install it: apt-get install libsqlite3-0",
+		     dlerror());
+		return -1;
+	}
+#define X(f)                                                                \
+	if ((*(void **)&sqlite.f = dlsym(h, "sqlite3_" #f)) == NULL) {       \
+		fail(err, "cannot load SQLite: " SQLITE_LIB " has no sqlite3_" #f); \
+		dlclose(h);                                                  \
+		return -1;                                                   \
+	}
+	SQLITE_CALLS(X)
+#undef X
+	loaded = true;
+	return 0;
+}
 
 struct db {
 	sqlite3 *h;
@@ -164,13 +219,13 @@ sqlfail(struct db *db, int rc, char **err, const char *what)
 		/* The next open checks the whole file again. */
 		stamp_drop(db->path);
 		fail(err, "%s: database '%s' is corrupt (%s)", what, db->path,
-		     sqlite3_errstr(rc));
+		     sqlite.errstr(rc));
 	}
 	else if (is_busy(rc))
 		fail(err, "%s: database '%s' is locked by another process "
 		     "(waited %d s)", what, db->path, RETRY_MS / 1000);
 	else
-		fail(err, "%s: %s", what, sqlite3_errmsg(db->h));
+		fail(err, "%s: %s", what, sqlite.errmsg(db->h));
 	return -1;
 }
 
@@ -213,7 +268,7 @@ exec_retry(struct db *db, const char *sql)
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (unsigned attempt = 0;; attempt++) {
-		rc = sqlite3_exec(db->h, sql, NULL, NULL, NULL);
+		rc = sqlite.exec(db->h, sql, NULL, NULL, NULL);
 		if (!is_busy(rc) || ms_since(&t0) > RETRY_MS)
 			return rc;
 		backoff(attempt);
@@ -230,10 +285,10 @@ prep(struct db *db, const char *sql, sqlite3_stmt **st, char **err, const char *
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (unsigned attempt = 0;; attempt++) {
-		rc = sqlite3_prepare_v2(db->h, sql, -1, st, NULL);
+		rc = sqlite.prepare_v2(db->h, sql, -1, st, NULL);
 		if (rc == SQLITE_OK)
 			return 0;
-		if (!is_busy(rc) || !sqlite3_get_autocommit(db->h) ||
+		if (!is_busy(rc) || !sqlite.get_autocommit(db->h) ||
 		    ms_since(&t0) > RETRY_MS)
 			break;
 		backoff(attempt);
@@ -257,10 +312,10 @@ bind(struct db *db, sqlite3_stmt *st, char **err, const char *what,
 	for (const char *t = types; *t && rc == SQLITE_OK; t++, i++) {
 		if (*t == 't') {
 			const char *s = va_arg(ap, const char *);
-			rc = s ? sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT)
-			       : sqlite3_bind_null(st, i);
+			rc = s ? sqlite.bind_text(st, i, s, -1, SQLITE_TRANSIENT)
+			       : sqlite.bind_null(st, i);
 		} else {
-			rc = sqlite3_bind_int64(st, i, va_arg(ap, long long));
+			rc = sqlite.bind_int64(st, i, va_arg(ap, long long));
 		}
 	}
 	va_end(ap);
@@ -282,17 +337,17 @@ step(struct db *db, sqlite3_stmt *st, bool first, char **err, const char *what)
 
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	for (unsigned attempt = 0;; attempt++) {
-		rc = sqlite3_step(st);
+		rc = sqlite.step(st);
 		if (rc == SQLITE_ROW || rc == SQLITE_DONE)
 			return rc;
-		if (!(first && is_busy(rc) && sqlite3_stmt_readonly(st) &&
-		      sqlite3_get_autocommit(db->h)) || ms_since(&t0) > RETRY_MS)
+		if (!(first && is_busy(rc) && sqlite.stmt_readonly(st) &&
+		      sqlite.get_autocommit(db->h)) || ms_since(&t0) > RETRY_MS)
 			break;
-		sqlite3_reset(st);
+		sqlite.reset(st);
 		backoff(attempt);
 	}
 	/* sqlite3_errmsg is only right once the statement is reset. */
-	sqlite3_reset(st);
+	sqlite.reset(st);
 	return sqlfail(db, rc, err, what);
 }
 
@@ -302,12 +357,12 @@ col_str(sqlite3_stmt *st, int i)
 {
 	const unsigned char *t;
 
-	if (sqlite3_column_type(st, i) == SQLITE_NULL)
+	if (sqlite.column_type(st, i) == SQLITE_NULL)
 		return NULL;
-	t = sqlite3_column_text(st, i);
+	t = sqlite.column_text(st, i);
 	if (t == NULL)
 		nomem();
-	return xstrndup((const char *)t, (size_t)sqlite3_column_bytes(st, i));
+	return xstrndup((const char *)t, (size_t)sqlite.column_bytes(st, i));
 }
 
 /* ---- transactions ---- */
@@ -325,8 +380,8 @@ begin_immediate(struct db *db, char **err, const char *what)
 static void
 rollback_quietly(struct db *db)
 {
-	if (!sqlite3_get_autocommit(db->h))
-		(void)sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
+	if (!sqlite.get_autocommit(db->h))
+		(void)sqlite.exec(db->h, "ROLLBACK", NULL, NULL, NULL);
 }
 
 static int
@@ -355,12 +410,12 @@ unit_begin(struct db *db, char **err, const char *what)
 
 	if (!db->txn)
 		return begin_immediate(db, err, what);
-	if (sqlite3_get_autocommit(db->h)) {
+	if (sqlite.get_autocommit(db->h)) {
 		fail(err, "%s: the transaction was already rolled back after an error",
 		     what);
 		return -1;
 	}
-	rc = sqlite3_exec(db->h, "SAVEPOINT hqt_unit", NULL, NULL, NULL);
+	rc = sqlite.exec(db->h, "SAVEPOINT hqt_unit", NULL, NULL, NULL);
 	if (rc != SQLITE_OK)
 		return sqlfail(db, rc, err, what);
 	return 0;
@@ -379,14 +434,14 @@ unit_end(struct db *db, int ok, char **err, const char *what)
 		}
 		return commit(db, err, what);
 	}
-	if (sqlite3_get_autocommit(db->h)) /* an error already undid it all */
+	if (sqlite.get_autocommit(db->h)) /* an error already undid it all */
 		return ok != 0 ? -1 : 0;
 	if (ok != 0) {
-		(void)sqlite3_exec(db->h, "ROLLBACK TO hqt_unit", NULL, NULL, NULL);
-		(void)sqlite3_exec(db->h, "RELEASE hqt_unit", NULL, NULL, NULL);
+		(void)sqlite.exec(db->h, "ROLLBACK TO hqt_unit", NULL, NULL, NULL);
+		(void)sqlite.exec(db->h, "RELEASE hqt_unit", NULL, NULL, NULL);
 		return -1;
 	}
-	rc = sqlite3_exec(db->h, "RELEASE hqt_unit", NULL, NULL, NULL);
+	rc = sqlite.exec(db->h, "RELEASE hqt_unit", NULL, NULL, NULL);
 	if (rc != SQLITE_OK)
 		return sqlfail(db, rc, err, what);
 	return 0;
@@ -413,7 +468,7 @@ db_commit(struct db *db, char **err)
 		return -1;
 	}
 	db->txn = false;
-	if (sqlite3_get_autocommit(db->h)) {
+	if (sqlite.get_autocommit(db->h)) {
 		fail(err, "cannot commit: the transaction was rolled back after an error");
 		return -1;
 	}
@@ -428,9 +483,9 @@ db_rollback(struct db *db, char **err)
 	if (!db->txn)
 		return 0;
 	db->txn = false;
-	if (sqlite3_get_autocommit(db->h))
+	if (sqlite.get_autocommit(db->h))
 		return 0;
-	rc = sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
+	rc = sqlite.exec(db->h, "ROLLBACK", NULL, NULL, NULL);
 	if (rc != SQLITE_OK)
 		return sqlfail(db, rc, err, "cannot roll back");
 	return 0;
@@ -507,7 +562,7 @@ content_hash(struct db *db, uint64_t *out)
 	unsigned char *buf;
 	int rc = 0;
 
-	if (sqlite3_file_control(db->h, "main", SQLITE_FCNTL_FILE_POINTER, &f) != SQLITE_OK ||
+	if (sqlite.file_control(db->h, "main", SQLITE_FCNTL_FILE_POINTER, &f) != SQLITE_OK ||
 	    f == NULL || f->pMethods == NULL || f->pMethods->xFileSize(f, &size) != SQLITE_OK ||
 	    size < 0)
 		return -1;
@@ -738,13 +793,13 @@ inspect(struct db *db, long *version, long *objects, char **err, const char *wha
 		return -1;
 	rc = step(db, st, true, err, what);
 	if (rc == SQLITE_ROW) {
-		*version = (long)sqlite3_column_int64(st, 0);
-		*objects = (long)sqlite3_column_int64(st, 1);
+		*version = (long)sqlite.column_int64(st, 0);
+		*objects = (long)sqlite.column_int64(st, 1);
 	} else if (rc == SQLITE_DONE) {
 		fail(err, "%s: no answer from the database", what);
 		rc = -1;
 	}
-	sqlite3_finalize(st);
+	sqlite.finalize(st);
 	return rc == SQLITE_ROW ? 0 : -1;
 }
 
@@ -761,7 +816,7 @@ check_ok(struct db *db, const char *sql, char **err, const char *what,
 		return -1;
 	rc = step(db, st, true, err, what);
 	if (rc == SQLITE_ROW) {
-		const char *r = (const char *)sqlite3_column_text(st, 0);
+		const char *r = (const char *)sqlite.column_text(st, 0);
 		if (r != NULL && strcmp(r, "ok") == 0)
 			ret = 0;
 		else
@@ -769,7 +824,7 @@ check_ok(struct db *db, const char *sql, char **err, const char *what,
 	} else if (rc == SQLITE_DONE) {
 		fail(err, "%s: no answer", bad);
 	}
-	sqlite3_finalize(st);
+	sqlite.finalize(st);
 	return ret;
 }
 
@@ -779,7 +834,7 @@ set_version(struct db *db, int v)
 	char sql[64];
 
 	snprintf(sql, sizeof sql, "PRAGMA user_version = %d", v);
-	return sqlite3_exec(db->h, sql, NULL, NULL, NULL);
+	return sqlite.exec(db->h, sql, NULL, NULL, NULL);
 }
 
 /*
@@ -811,7 +866,7 @@ upgrade(struct db *db, char **err)
 		goto fail;
 	}
 	if (version == 0) {
-		rc = sqlite3_exec(db->h, schema_latest, NULL, NULL, NULL);
+		rc = sqlite.exec(db->h, schema_latest, NULL, NULL, NULL);
 		if (rc == SQLITE_OK)
 			rc = set_version(db, DB_SCHEMA_VERSION);
 	} else {
@@ -821,7 +876,7 @@ upgrade(struct db *db, char **err)
 		for (size_t i = 0; i < ARRAY_SIZE(migrations) && rc == SQLITE_OK; i++) {
 			if (migrations[i].to <= version)
 				continue;
-			rc = sqlite3_exec(db->h, migrations[i].sql, NULL, NULL, NULL);
+			rc = sqlite.exec(db->h, migrations[i].sql, NULL, NULL, NULL);
 			if (rc == SQLITE_OK)
 				rc = set_version(db, migrations[i].to);
 		}
@@ -864,8 +919,8 @@ set_wal(struct db *db, char **err)
 	for (unsigned attempt = 0;; attempt++) {
 		if (prep(db, "PRAGMA journal_mode = WAL", &st, err, what) < 0)
 			goto out;
-		rc = sqlite3_step(st);
-		sqlite3_finalize(st);
+		rc = sqlite.step(st);
+		sqlite.finalize(st);
 		if (rc == SQLITE_ROW || rc == SQLITE_DONE)
 			break;
 		if (!is_busy(rc) || ms_since(&t0) > RETRY_MS) {
@@ -883,23 +938,23 @@ out:
 static int
 open_handle(struct db *db, char **err)
 {
-	int rc = sqlite3_open_v2(db->path, &db->h,
+	int rc = sqlite.open_v2(db->path, &db->h,
 				 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
 
 	if (db->h == NULL)
 		nomem();
 	if (rc != SQLITE_OK) {
-		int e = sqlite3_system_errno(db->h);
+		int e = sqlite.system_errno(db->h);
 		if (e != 0)
 			fail(err, "cannot open database '%s': %s (%s)", db->path,
-			     sqlite3_errmsg(db->h), strerror(e));
+			     sqlite.errmsg(db->h), strerror(e));
 		else
 			fail(err, "cannot open database '%s': %s", db->path,
-			     sqlite3_errmsg(db->h));
+			     sqlite.errmsg(db->h));
 		return -1;
 	}
-	sqlite3_extended_result_codes(db->h, 1);
-	sqlite3_busy_timeout(db->h, BUSY_TIMEOUT_MS);
+	sqlite.extended_result_codes(db->h, 1);
+	sqlite.busy_timeout(db->h, BUSY_TIMEOUT_MS);
 	/*
 	 * The WAL is kept and never checkpointed at close (db_open), from the
 	 * start: a file refused below must not get the WAL's frames written
@@ -908,11 +963,11 @@ open_handle(struct db *db, char **err)
 	if (strcmp(db->path, ":memory:") != 0) {
 		int one = 1;
 
-		(void)sqlite3_file_control(db->h, "main", SQLITE_FCNTL_PERSIST_WAL, &one);
-		sqlite3_db_config(db->h, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
+		(void)sqlite.file_control(db->h, "main", SQLITE_FCNTL_PERSIST_WAL, &one);
+		sqlite.db_config(db->h, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
 	}
 	/* SQLite quietly falls back to read-only when it cannot write the file. */
-	if (sqlite3_db_readonly(db->h, "main") == 1) {
+	if (sqlite.db_readonly(db->h, "main") == 1) {
 		fail(err, "cannot open database '%s' for writing: read-only file",
 		     db->path);
 		return -1;
@@ -944,9 +999,9 @@ wal_hook(void *arg, sqlite3 *h, const char *name, int pages)
 
 	if (pages < DB_WAL_CKPT_PAGES)
 		return SQLITE_OK;
-	sqlite3_busy_timeout(h, DB_WAL_CKPT_BUSY_MS);
-	rc = sqlite3_wal_checkpoint_v2(h, name, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
-	sqlite3_busy_timeout(h, BUSY_TIMEOUT_MS);
+	sqlite.busy_timeout(h, DB_WAL_CKPT_BUSY_MS);
+	rc = sqlite.wal_checkpoint_v2(h, name, SQLITE_CHECKPOINT_TRUNCATE, NULL, NULL);
+	sqlite.busy_timeout(h, BUSY_TIMEOUT_MS);
 	if (rc == SQLITE_OK && db->whole)
 		stamp_put(db);
 	return SQLITE_OK;
@@ -964,6 +1019,8 @@ db_open(const char *path, struct db **dbp, char **err)
 		fail(err, "no database path");
 		return -1;
 	}
+	if (sqlite_load(err) != 0)
+		return -1;
 	mem = strcmp(path, ":memory:") == 0;
 	if (!mem && precheck(path, err) < 0)
 		return -1;
@@ -989,7 +1046,7 @@ db_open(const char *path, struct db **dbp, char **err)
 	if (version > DB_SCHEMA_VERSION || version < 0) {
 		/* Only possible when the newer version sits in the WAL: leave
 		 * the WAL as it is instead of checkpointing it on close. */
-		sqlite3_db_config(db->h, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
+		sqlite.db_config(db->h, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL);
 		newer_error(err, path, version);
 		goto fail;
 	}
@@ -1029,12 +1086,12 @@ db_open(const char *path, struct db **dbp, char **err)
 	 * so rebuilds the WAL's index from the whole WAL (1.4 M instructions
 	 * a MiB): wal_hook checkpoints and empties it past 200 pages.
 	 */
-	if (sqlite3_exec(db->h, "PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL",
+	if (sqlite.exec(db->h, "PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL",
 			 NULL, NULL, NULL) != SQLITE_OK) {
-		sqlfail(db, sqlite3_errcode(db->h), err, what);
+		sqlfail(db, sqlite.errcode(db->h), err, what);
 		goto fail;
 	}
-	(void)sqlite3_wal_hook(db->h, wal_hook, db);
+	(void)sqlite.wal_hook(db->h, wal_hook, db);
 
 	if (!mem) {
 		db->whole = true;
@@ -1051,7 +1108,7 @@ fail:
 		fail(err, "'%s' is not a database", path);
 	else if ((db->last_rc & 0xff) == SQLITE_CORRUPT)
 		fail(err, "database '%s' is corrupt (%s)", path,
-		     sqlite3_errstr(db->last_rc));
+		     sqlite.errstr(db->last_rc));
 	free(what);
 	/* A refused file keeps nothing of ours beside it: the -wal and -shm
 	 * that reading it made go as they did before the WAL was kept (a WAL
@@ -1059,8 +1116,8 @@ fail:
 	if (db->h != NULL && !had_wal) {
 		int zero = 0;
 
-		(void)sqlite3_file_control(db->h, "main", SQLITE_FCNTL_PERSIST_WAL, &zero);
-		sqlite3_db_config(db->h, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 0, NULL);
+		(void)sqlite.file_control(db->h, "main", SQLITE_FCNTL_PERSIST_WAL, &zero);
+		sqlite.db_config(db->h, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 0, NULL);
 	}
 	db_close(db);
 	return -1;
@@ -1076,8 +1133,8 @@ db_close(struct db *db)
 		/* No checkpoint (db_open): the file stays as stamped until
 		 * SQLite's own checkpoint changes it, and the next open after
 		 * that checks it again. */
-		if (sqlite3_close(db->h) != SQLITE_OK)
-			sqlite3_close_v2(db->h); /* a statement leaked: close when it goes */
+		if (sqlite.close(db->h) != SQLITE_OK)
+			sqlite.close_v2(db->h); /* a statement leaked: close when it goes */
 	}
 	free(db->path);
 	free(db);
@@ -1133,11 +1190,11 @@ db_project_list_free(struct db_project_list *l)
 static void
 read_project(sqlite3_stmt *st, struct db_project *p)
 {
-	p->id = sqlite3_column_int64(st, 0);
+	p->id = sqlite.column_int64(st, 0);
 	p->name = col_str(st, 1);
 	p->path = col_str(st, 2);
-	p->created_at = sqlite3_column_int64(st, 3);
-	p->sessions = sqlite3_column_int64(st, 4);
+	p->created_at = sqlite.column_int64(st, 3);
+	p->sessions = sqlite.column_int64(st, 4);
 	if (p->name == NULL)
 		p->name = xstrdup("");
 	if (p->path == NULL)
@@ -1168,18 +1225,18 @@ db_project_add(struct db *db, const char *name, const char *path,
 		 &st, err, what) < 0 ||
 	    bind(db, st, err, what, "tti", name, path, now()) < 0)
 		goto end;
-	rc = sqlite3_step(st);
+	rc = sqlite.step(st);
 	if (rc == SQLITE_DONE) {
-		id = sqlite3_last_insert_rowid(db->h);
+		id = sqlite.last_insert_rowid(db->h);
 		ret = 0;
-	} else if (sqlite3_extended_errcode(db->h) == SQLITE_CONSTRAINT_UNIQUE) {
+	} else if (sqlite.extended_errcode(db->h) == SQLITE_CONSTRAINT_UNIQUE) {
 		fail(err, "project '%s' already exists", name);
 	} else {
-		sqlite3_reset(st);
+		sqlite.reset(st);
 		sqlfail(db, rc, err, what);
 	}
 end:
-	sqlite3_finalize(st);
+	sqlite.finalize(st);
 	ret = unit_end(db, ret, err, what);
 	if (ret == 0 && idp != NULL)
 		*idp = id;
@@ -1209,7 +1266,7 @@ db_project_get(struct db *db, const char *name, struct db_project **out,
 			fail(err, "no project '%s'", name);
 		}
 	}
-	sqlite3_finalize(st);
+	sqlite.finalize(st);
 	if (ret == 0)
 		*out = p;
 out:
@@ -1240,7 +1297,7 @@ db_project_list(struct db *db, struct db_project_list **out, char **err)
 		memset(&l->v[l->n], 0, sizeof l->v[l->n]);
 		read_project(st, &l->v[l->n++]);
 	}
-	sqlite3_finalize(st);
+	sqlite.finalize(st);
 	if (rc != SQLITE_DONE) {
 		db_project_list_free(l);
 		return -1;
@@ -1267,9 +1324,9 @@ db_project_rm(struct db *db, const char *name, bool force, char **err)
 		fail(err, "no project '%s'", name);
 	if (rc != SQLITE_ROW)
 		goto end;
-	id = sqlite3_column_int64(st, 0);
-	n = sqlite3_column_int64(st, 4);
-	sqlite3_finalize(st);
+	id = sqlite.column_int64(st, 0);
+	n = sqlite.column_int64(st, 4);
+	sqlite.finalize(st);
 	st = NULL;
 	if (n > 0 && !force) {
 		fail(err, "project '%s' has %lld session%s; use --force", name, n,
@@ -1280,7 +1337,7 @@ db_project_rm(struct db *db, const char *name, bool force, char **err)
 	    bind(db, st, err, what, "i", id) < 0 ||
 	    step(db, st, true, err, what) != SQLITE_DONE)
 		goto end;
-	sqlite3_finalize(st);
+	sqlite.finalize(st);
 	st = NULL;
 	if (prep(db, "DELETE FROM projects WHERE id = ?", &st, err, what) < 0 ||
 	    bind(db, st, err, what, "i", id) < 0 ||
@@ -1288,7 +1345,7 @@ db_project_rm(struct db *db, const char *name, bool force, char **err)
 		goto end;
 	ret = 0;
 end:
-	sqlite3_finalize(st);
+	sqlite.finalize(st);
 	ret = unit_end(db, ret, err, what);
 out:
 	free(what);
@@ -1377,31 +1434,31 @@ take_only(struct db_session_list *l)
 static int
 read_session(struct db *db, sqlite3_stmt *st, struct db_session *s, char **err)
 {
-	const char *state = (const char *)sqlite3_column_text(st, 8);
+	const char *state = (const char *)sqlite.column_text(st, 8);
 
 	memset(s, 0, sizeof *s);
-	s->id = sqlite3_column_int64(st, 0);
+	s->id = sqlite.column_int64(st, 0);
 	if (db_state_parse(state, &s->state) < 0) {
 		fail(err, "database '%s': session %lld has an unknown state '%s'",
 		     db->path, s->id, state ? state : "(null)");
 		return -1;
 	}
-	s->project_id = sqlite3_column_int64(st, 1);
+	s->project_id = sqlite.column_int64(st, 1);
 	s->project = col_str(st, 2);
 	s->project_path = col_str(st, 3);
 	s->harness = col_str(st, 4);
 	s->nickname = col_str(st, 5);
 	s->model = col_str(st, 6);
 	s->harness_session_id = col_str(st, 7);
-	s->created_at = sqlite3_column_int64(st, 9);
-	s->spawned_at = sqlite3_column_int64(st, 10);
+	s->created_at = sqlite.column_int64(st, 9);
+	s->spawned_at = sqlite.column_int64(st, 10);
 	s->exit_message = col_str(st, 11);
 	s->sandbox_json = col_str(st, 12);
 	s->worktree = col_str(st, 13);
 	s->branch = col_str(st, 14);
 	s->base = col_str(st, 15);
-	s->attention_since = sqlite3_column_int64(st, 16);
-	s->seen_at = sqlite3_column_int64(st, 17);
+	s->attention_since = sqlite.column_int64(st, 16);
+	s->seen_at = sqlite.column_int64(st, 17);
 	/* NOT NULL columns: never NULL for the caller either. */
 	if (s->project == NULL)
 		s->project = xstrdup("");
@@ -1458,11 +1515,11 @@ nickname_taken(struct db *db, long long project_id, const char *nickname, char *
 	if (bind(db, st, err, what, "it", project_id, nickname) == 0 &&
 	    step(db, st, true, err, what) == SQLITE_ROW)
 		fail(err, "project '%s' already has a session nicknamed '%s' (number %lld)",
-		     (const char *)sqlite3_column_text(st, 0), nickname,
-		     (long long)sqlite3_column_int64(st, 1));
+		     (const char *)sqlite.column_text(st, 0), nickname,
+		     (long long)sqlite.column_int64(st, 1));
 	else if (*err == NULL)
 		fail(err, "%s: the nickname '%s' is taken", what, nickname);
-	sqlite3_finalize(st);
+	sqlite.finalize(st);
 }
 
 int
@@ -1502,7 +1559,7 @@ db_session_insert(struct db *db, const struct db_session_new *s,
 	    bind(db, st, err, what, "tti", s->harness, s->plugin, now()) < 0 ||
 	    step(db, st, true, err, what) != SQLITE_DONE)
 		goto end;
-	sqlite3_finalize(st);
+	sqlite.finalize(st);
 	st = NULL;
 
 	/* One statement: a missing project inserts nothing, a nickname taken
@@ -1518,7 +1575,7 @@ db_session_insert(struct db *db, const struct db_session_new *s,
 		goto end;
 	if (step(db, st, true, &e, what) != SQLITE_DONE) {
 		if (s->nickname != NULL &&
-		    sqlite3_extended_errcode(db->h) == SQLITE_CONSTRAINT_UNIQUE) {
+		    sqlite.extended_errcode(db->h) == SQLITE_CONSTRAINT_UNIQUE) {
 			free(e);
 			e = NULL;
 			nickname_taken(db, s->project_id, s->nickname, err, what);
@@ -1528,14 +1585,14 @@ db_session_insert(struct db *db, const struct db_session_new *s,
 		}
 		goto end;
 	}
-	if (sqlite3_changes(db->h) == 0) {
+	if (sqlite.changes(db->h) == 0) {
 		fail(err, "%s: no project with id %lld", what, s->project_id);
 		goto end;
 	}
-	id = sqlite3_last_insert_rowid(db->h);
+	id = sqlite.last_insert_rowid(db->h);
 	ret = 0;
 end:
-	sqlite3_finalize(st);
+	sqlite.finalize(st);
 	ret = unit_end(db, ret, err, what);
 	if (ret == 0 && idp != NULL)
 		*idp = id;
@@ -1561,7 +1618,7 @@ db_session_get(struct db *db, long long id, struct db_session **out, char **err)
 			ret = 0;
 		}
 	}
-	sqlite3_finalize(st);
+	sqlite.finalize(st);
 out:
 	sessions_clear(&l);
 	free(what);
@@ -1613,7 +1670,7 @@ db_session_find(struct db *db, const char *key, struct db_session **out,
 			ret = 0;
 		}
 	}
-	sqlite3_finalize(st);
+	sqlite.finalize(st);
 out:
 	sessions_clear(&l);
 	free(what);
@@ -1634,7 +1691,7 @@ db_session_list(struct db *db, long long project_id,
 		if (bind(db, st, err, what, "i", project_id) == 0 &&
 		    collect_sessions(db, st, l, err, what) == 0)
 			ret = 0;
-		sqlite3_finalize(st);
+		sqlite.finalize(st);
 	}
 	if (ret < 0) {
 		db_session_list_free(l);
@@ -1653,13 +1710,13 @@ step_change(struct db *db, sqlite3_stmt *st, long long id, char **err, const cha
 
 	if (step(db, st, true, err, what) != SQLITE_DONE)
 		goto out;
-	if (sqlite3_changes(db->h) == 0) {
+	if (sqlite.changes(db->h) == 0) {
 		fail(err, "no session %lld", id);
 		goto out;
 	}
 	ret = 0;
 out:
-	sqlite3_finalize(st);
+	sqlite.finalize(st);
 	return ret;
 }
 
@@ -1684,7 +1741,7 @@ change_session(struct db *db, long long id, const char *sql, char kind,
 	else
 		r = bind(db, st, err, what, "i", id);
 	if (r < 0)
-		sqlite3_finalize(st);
+		sqlite.finalize(st);
 	else
 		ret = step_change(db, st, id, err, what);
 end:
@@ -1732,22 +1789,22 @@ db_session_change(struct db *db, long long id, const struct db_session_change *c
 		goto end;
 	n = 1;
 	if (c->set & DB_SET_STATE)
-		rc = sqlite3_bind_text(st, n++, state, -1, SQLITE_STATIC);
+		rc = sqlite.bind_text(st, n++, state, -1, SQLITE_STATIC);
 	if (rc == SQLITE_OK && (c->set & DB_SET_HSID))
 		rc = c->harness_session_id != NULL
-			? sqlite3_bind_text(st, n++, c->harness_session_id, -1, SQLITE_TRANSIENT)
-			: sqlite3_bind_null(st, n++);
+			? sqlite.bind_text(st, n++, c->harness_session_id, -1, SQLITE_TRANSIENT)
+			: sqlite.bind_null(st, n++);
 	if (rc == SQLITE_OK && (c->set & DB_SET_SPAWNED_AT))
-		rc = sqlite3_bind_int64(st, n++, c->spawned_at);
+		rc = sqlite.bind_int64(st, n++, c->spawned_at);
 	if (rc == SQLITE_OK && (c->set & DB_SET_EXIT_MESSAGE))
 		rc = c->exit_message != NULL
-			? sqlite3_bind_text(st, n++, c->exit_message, -1, SQLITE_TRANSIENT)
-			: sqlite3_bind_null(st, n++);
+			? sqlite.bind_text(st, n++, c->exit_message, -1, SQLITE_TRANSIENT)
+			: sqlite.bind_null(st, n++);
 	if (rc == SQLITE_OK)
-		rc = sqlite3_bind_int64(st, n, id);
+		rc = sqlite.bind_int64(st, n, id);
 	if (rc != SQLITE_OK) {
 		sqlfail(db, rc, err, what);
-		sqlite3_finalize(st);
+		sqlite.finalize(st);
 	} else
 		ret = step_change(db, st, id, err, what);
 end:
@@ -1791,8 +1848,8 @@ db_session_next_id(struct db *db, long long *id, char **err)
 		return -1;
 	rc = step(db, st, true, err, "read the next session number");
 	if (rc == SQLITE_ROW)
-		*id = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
+		*id = sqlite.column_int64(st, 0);
+	sqlite.finalize(st);
 	return rc == SQLITE_ROW ? 0 : -1;
 }
 
@@ -1840,13 +1897,13 @@ db_session_set_worktree(struct db *db, long long id, const char *path, const cha
 	    bind(db, st, err, what, "ttti", path, branch, base, id) < 0 ||
 	    step(db, st, true, err, what) != SQLITE_DONE)
 		goto end;
-	if (sqlite3_changes(db->h) == 0) {
+	if (sqlite.changes(db->h) == 0) {
 		fail(err, "no session %lld", id);
 		goto end;
 	}
 	ret = 0;
 end:
-	sqlite3_finalize(st);
+	sqlite.finalize(st);
 	ret = unit_end(db, ret, err, what);
 out:
 	free(what);
