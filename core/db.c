@@ -986,9 +986,11 @@ open_handle(struct db *db, char **err)
  * checkpoints it and truncates it to nothing (TRUNCATE), waiting at most
  * DB_WAL_CKPT_BUSY_MS for readers (a TUI's refresh); when busy, the next
  * commit tries again.  hqt changed the file itself: stamped, when it was
- * whole (checked) at this open, so the next open need not check it.
+ * whole (checked) at this open, so the next open need not check it.  64
+ * pages: the rebuild costs every command about 10 us a frame, a checkpoint
+ * (its syncs) one `hqt new` in 21 (docs/decisions.md, "the third round").
  */
-#define DB_WAL_CKPT_PAGES 200
+#define DB_WAL_CKPT_PAGES 64
 #define DB_WAL_CKPT_BUSY_MS 50
 
 static int
@@ -1084,7 +1086,7 @@ db_open(const char *path, struct db **dbp, char **err)
 	 * and a crash mid-way is what WAL is made for.  A -wal and -shm beside
 	 * the file are normal now.  Every command is the first connection and
 	 * so rebuilds the WAL's index from the whole WAL (1.4 M instructions
-	 * a MiB): wal_hook checkpoints and empties it past 200 pages.
+	 * a MiB): wal_hook checkpoints and empties it past 64 pages.
 	 */
 	if (sqlite.exec(db->h, "PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL",
 			 NULL, NULL, NULL) != SQLITE_OK) {
