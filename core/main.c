@@ -4,7 +4,6 @@
 #include "version.h"
 
 #include <getopt.h>
-#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,8 +96,6 @@ main(int argc, char **argv)
 	const struct cmd_entry *e;
 	int c, rc;
 
-	/* Character classes only (display widths of names); messages stay C. */
-	setlocale(LC_CTYPE, "");
 	memset(&app, 0, sizeof app);
 	opterr = 0;
 	/* "+": stop at the command name; its options are its own. */

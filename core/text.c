@@ -2,6 +2,7 @@
 #include "text.h"
 #include "util.h"
 
+#include <locale.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -62,6 +63,27 @@ text_escape(const char *s, size_t max)
 	return out;
 }
 
+/*
+ * The environment's character classes (LC_CTYPE only: messages stay C),
+ * for the display widths of names.  Set when a width is first needed, not
+ * at every start: reading the locale costs a command 0.1 ms, most of it
+ * before `hqt new` can start its tmux client.  A program that chose its
+ * locale already (hqt-tui, a test) keeps it.
+ */
+static void
+ctype_from_env(void)
+{
+	static bool done;
+	const char *now;
+
+	if (!done) {
+		done = true;
+		now = setlocale(LC_CTYPE, NULL);
+		if (now == NULL || strcmp(now, "C") == 0)
+			setlocale(LC_CTYPE, "");
+	}
+}
+
 char *
 text_cell(const char *s, int width)
 {
@@ -71,6 +93,7 @@ text_cell(const char *s, int width)
 	size_t cap = strlen(esc) + (size_t)width + 8, len = 0;
 	int cols = 0;
 
+	ctype_from_env();
 	out = xmalloc(cap);
 	memset(&st, 0, sizeof st);
 	while (*p != '\0') {

@@ -1,11 +1,13 @@
 /* test-util.c: the small helpers every part of hqt shares; here the one rule
  * for an environment variable's name, and that the config, the stored
- * sandbox policy and the sandbox's environment all apply it. */
+ * sandbox policy and the sandbox's environment all apply it; a table
+ * cell's width. */
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "sandbox.h"
+#include "text.h"
 #include "util.h"
 
 static char *
@@ -65,4 +67,26 @@ Test(util, the_stored_policy_takes_back_every_name_the_rule_accepts)
 	free(err);
 	free(max);
 	free(over);
+}
+
+/*
+ * text_cell, a cell of hqt's tables: counted in the environment's character
+ * classes, which it reads at its first call (main no longer does: text.c).
+ * A wide character is two columns, a cut ends in "…", and the rest is
+ * padded with spaces to the width.
+ */
+Test(util, text_cell_counts_columns_in_the_environments_locale)
+{
+	char *c;
+
+	setenv("LC_ALL", "C.UTF-8", 1);
+	c = text_cell("日本語の名前", 7);
+	cr_assert_str_eq(c, "日本語…");
+	free(c);
+	c = text_cell("日本", 4);
+	cr_assert_str_eq(c, "日本");
+	free(c);
+	c = text_cell("ab", 4);
+	cr_assert_str_eq(c, "ab  ");
+	free(c);
 }
