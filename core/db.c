@@ -938,8 +938,8 @@ out:
 static int
 open_handle(struct db *db, char **err)
 {
-	int rc = sqlite.open_v2(db->path, &db->h,
-				 SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL);
+	int rc = sqlite.open_v2(db->path, &db->h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+				NULL);
 
 	if (db->h == NULL)
 		nomem();
@@ -1089,7 +1089,7 @@ db_open(const char *path, struct db **dbp, char **err)
 	 * a MiB): wal_hook checkpoints and empties it past 64 pages.
 	 */
 	if (sqlite.exec(db->h, "PRAGMA foreign_keys = ON; PRAGMA synchronous = NORMAL",
-			 NULL, NULL, NULL) != SQLITE_OK) {
+			NULL, NULL, NULL) != SQLITE_OK) {
 		sqlfail(db, sqlite.errcode(db->h), err, what);
 		goto fail;
 	}

@@ -1124,9 +1124,9 @@ new_window(const struct tmux *t, const char *name, const char *cwd, char *const 
 			goto out;
 		}
 		/* The guard's kill failed (two windows of that name: tmux calls
-		 * the name ambiguous) but new-window
-		 * and every command after it ran, as the display's line says (a
-		 * failure there would have skipped it): the window is whole. */
+		 * the name ambiguous) but new-window and every command after it
+		 * ran, as the display's line says (a failure there would have
+		 * skipped it): the window is whole. */
 		if (st == -1 && replace && parse_window_line(r.out, &w) == 0 &&
 		    (!box || ((nl = strchr(r.out, '\n')) != NULL && strchr(nl + 1, '\n') != NULL))) {
 			free(e);
