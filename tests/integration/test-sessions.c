@@ -1738,3 +1738,51 @@ Test(sessions, launcher_waits_for_the_word_at_the_gate)
 	free(dir);
 	free(mark);
 }
+
+/*
+ * A launcher that dies before it opens the ready FIFO (here a stand-in
+ * hqt-launch that exits at once, beside a copy of hqt, where hqt looks for
+ * it): hqt has no pid of it (the window's tmux call prints nothing), so it
+ * asks tmux about the window after 0.1 s, finds the pane dead and says so
+ * at once, not after its 15 s wait.  The row is kept, exited with why.
+ */
+Test(sessions, launcher_dead_before_its_word_is_told_at_once)
+{
+	char *tree = fmt("%s/tree", te.root), *bin = fmt("%s/bin/hqt", tree);
+	char *fake = fmt("%s/lib/hqt/hqt-launch", tree);
+	const char *cp[] = { "cp", hqt_bin(), bin, NULL };
+	const char *args[] = { bin, "new", "p", "plain", NULL };
+	struct run r;
+	long long t0;
+	json_t *l, *s;
+
+	write_file(fake, "#!/bin/sh\nexit 3\n", 0755);
+	write_file(bin, "", 0755);
+	/* hqt looks for it through its plugin directory's place (launch.c). */
+	char *plugins = fmt("%s/lib/hqt/plugins", tree);
+	cr_assert_eq(mkdir(plugins, 0755), 0);
+	free(plugins);
+	run_argv(&r, &te, cp, NULL);
+	cr_assert_eq(r.code, 0, "cp: %s", r.err);
+	run_free(&r);
+	t0 = now_ms();
+	run_argv(&r, &te, args, NULL);
+	cr_assert_lt(now_ms() - t0, 3000, "hqt new took %lld ms", now_ms() - t0);
+	cr_assert_eq(r.code, 1, "exit %d: %s", r.code, r.err);
+	cr_assert_str_eq(r.out, "1\n");
+	cr_assert_not_null(strstr(r.err, "launcher ended before starting the harness"), "%s",
+			   r.err);
+	cr_assert_eq(strchr(r.err, '\n'), r.err + strlen(r.err) - 1, "one line: %s", r.err);
+	run_free(&r);
+	l = run_list(&te);
+	s = session_in(l, 1);
+	cr_assert_not_null(s);
+	cr_assert_str_eq(json_string_value(json_object_get(s, "status")), "exited");
+	cr_assert_not_null(strstr(json_string_value(json_object_get(s, "exit_message")),
+				  "launcher ended"));
+	json_decref(l);
+	cr_assert_eq(starts("fake-generic", NULL, 0), 0);
+	free(fake);
+	free(bin);
+	free(tree);
+}
