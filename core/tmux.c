@@ -927,13 +927,15 @@ check_size(const struct strv *a, char **err)
 
 /*
  * A sandboxed pane's terminal (SPEC §8.4), chained after the window's
- * display, before any output of the pane is read (the server runs the whole
- * chain first): allow-passthrough off on the pane; the server's
- * set-clipboard printed, then set to external when it is on (tmux 3.3a lets
- * a pane read, OSC 52 "?", and set the clipboard and the paste buffers only
- * with "on"; "external" still sends what the user copies in copy mode to the
- * outer terminal).  A tmux without these options fails the chain: the
- * window is then killed (fail closed).
+ * commands, before any output of the pane is read (the server runs the
+ * whole chain first): allow-passthrough off on the pane; the server's
+ * set-clipboard set to external when it is on, and then only "on" printed,
+ * so that the caller can say so (tmux 3.3a lets a pane read, OSC 52 "?",
+ * and set the clipboard and the paste buffers only with "on"; "external"
+ * still sends what the user copies in copy mode to the outer terminal).
+ * Nothing is printed otherwise: a chain that prints costs the server a
+ * round with its client.  A tmux without these options fails the chain:
+ * the window is then killed (fail closed).
  */
 static void
 push_box(struct strv *a, const char *target)
@@ -946,21 +948,24 @@ push_box(struct strv *a, const char *target)
 	strv_push(a, "allow-passthrough");
 	strv_push(a, "off");
 	tmux_argv_sep(a);
-	strv_push(a, "display-message");
-	strv_push(a, "-p");
-	strv_push(a, "#{set-clipboard}");
-	tmux_argv_sep(a);
 	strv_push(a, "if-shell");
 	strv_push(a, "-F");
 	strv_push(a, "#{==:#{set-clipboard},on}");
-	strv_push(a, "set-option -s set-clipboard external");
+	strv_push(a, "set-option -s set-clipboard external ; display-message -p on");
 }
 
-/* The line push_box's display printed: was set-clipboard "on"? */
+/* Did push_box print that it changed set-clipboard ("on", a line of text)? */
 static bool
-clipboard_was_on(const char *line)
+clipboard_was_on(const char *text)
 {
-	return line != NULL && strncmp(line, "on", 2) == 0 && (line[2] == '\n' || line[2] == '\0');
+	for (const char *l = text; l != NULL && *l != '\0';) {
+		const char *nl = strchr(l, '\n');
+
+		if (strncmp(l, "on", 2) == 0 && (l[2] == '\n' || l[2] == '\0'))
+			return true;
+		l = nl != NULL ? nl + 1 : NULL;
+	}
+	return false;
 }
 
 /*
@@ -1061,8 +1066,9 @@ new_window(const struct tmux *t, const char *name, const char *cwd, char *const 
 	/* -a after {end}: the new window becomes {end}, which the chained
 	 * commands below can name before anything else happens in the server.
 	 * quiet: nothing is printed (a printing chain costs the server
-	 * another round with the client), and tmux's exit status alone says
-	 * whether the whole chain ran.  Else its ids come from the display at
+	 * another round with the client; a box prints only that it changed
+	 * set-clipboard), and tmux's exit status alone says whether the whole
+	 * chain ran.  Else its ids come from the display at
 	 * the end, which also proves that every command before it ran; -P
 	 * would print them a second time, at the price of another command's
 	 * work in the server.  Without the guard, -P stays: a chain that fails
@@ -1115,10 +1121,12 @@ new_window(const struct tmux *t, const char *name, const char *cwd, char *const 
 			 * without its options. */
 			if (st == -1 && !err_has(&r, "can't find session"))
 				tmux_kill_window(t, name, NULL);
-			if (st != 0)
+			if (st != 0) {
 				set_err(err, "%s", e);
-			else
+			} else {
 				memset(out, 0, sizeof *out);
+				out->clipboard_was_on = box && clipboard_was_on(r.out);
+			}
 			spawn_result_free(&r);
 			rc = st == 0 ? 0 : -1;
 			goto out;
@@ -1127,8 +1135,7 @@ new_window(const struct tmux *t, const char *name, const char *cwd, char *const 
 		 * the name ambiguous) but new-window and every command after it
 		 * ran, as the display's line says (a failure there would have
 		 * skipped it): the window is whole. */
-		if (st == -1 && replace && parse_window_line(r.out, &w) == 0 &&
-		    (!box || ((nl = strchr(r.out, '\n')) != NULL && strchr(nl + 1, '\n') != NULL))) {
+		if (st == -1 && replace && parse_window_line(r.out, &w) == 0) {
 			free(e);
 			e = NULL;
 			break;
@@ -1158,7 +1165,7 @@ new_window(const struct tmux *t, const char *name, const char *cwd, char *const 
 			w.window_id, t->session);
 	} else {
 		/* The display's line: the first, or after -P's the second;
-		 * the box's line follows it. */
+		 * what the box printed follows it. */
 		const char *disp_end = replace ? nl : strchr(nl + 1, '\n');
 
 		*out = replace ? w : check;
@@ -1203,7 +1210,7 @@ tmux_open_window(const struct tmux *t, const char *name, const char *cwd, char *
 		return respawn_window(t, name, cwd, argv, env, o->label, o->start, o->box, o,
 				      out, err);
 	return new_window(t, name, cwd, argv, env, o->replace, o->label, o->start, o->box,
-			  !o->box, o, out, err);
+			  true, o, out, err);
 }
 
 int

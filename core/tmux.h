@@ -189,9 +189,9 @@ int tmux_respawn_window(const struct tmux *t, const char *window, const char *cw
  * it (escaped: control characters, '#'), and the window's own
  * window-status-format and window-status-current-format show "INDEX:NAME
  * LABEL".  The name stays "hqt-N": every lookup goes by it.  A new window
- * that is not a box is opened by a call that prints nothing, which costs
- * tmux less (bench/README.md): out is then zeroed (no ids, pid 0); a
- * respawned or boxed window's out is filled.
+ * is opened by a call that prints nothing (a box: only that it changed
+ * set-clipboard), which costs tmux less (bench/README.md): out then has no
+ * ids and pid 0, only clipboard_was_on; a respawned window's out is filled.
  */
 struct tmux_open {
 	const char *label; /* NULL: none */
