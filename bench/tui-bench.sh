@@ -39,6 +39,9 @@ trap cleanup EXIT INT TERM
 
 export HOME="$root/home" XDG_CONFIG_HOME="$root/home/.config"
 export XDG_DATA_HOME="$root/home/.local/share" XDG_CACHE_HOME="$root/home/.cache"
+# hqt's launch directories and status cache: under $root, not /tmp/hqt-UID.
+export XDG_RUNTIME_DIR="$root/run"
+mkdir -p -m 700 "$XDG_RUNTIME_DIR"
 export LANG=C.UTF-8 NO_COLOR=1
 unset TMUX TMUX_PANE HQT_CONFIG HQT_DB HQT_PLUGIN_DIR
 mkdir -p "$XDG_CONFIG_HOME/hqt" "$root/project"
