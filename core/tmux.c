@@ -1068,12 +1068,12 @@ new_window(const struct tmux *t, const char *name, const char *cwd, char *const 
 	 * quiet: nothing is printed (a printing chain costs the server
 	 * another round with the client; a box prints only that it changed
 	 * set-clipboard), and tmux's exit status alone says whether the whole
-	 * chain ran.  Else its ids come from the display at
-	 * the end, which also proves that every command before it ran; -P
-	 * would print them a second time, at the price of another command's
-	 * work in the server.  Without the guard, -P stays: a chain that fails
-	 * half-way names the window to kill (with the guard, any window of
-	 * that name is this one). */
+	 * chain ran.  Else its ids come from the display at the end, which
+	 * also proves that every command before it ran; -P would print them a
+	 * second time, at the price of another command's work in the server.
+	 * Without the guard, -P stays: a chain that fails half-way names the
+	 * window to kill (with the guard, any window of that name is this
+	 * one). */
 	strv_push(&a, "new-window");
 	strv_push(&a, "-d");
 	strv_push(&a, "-a");

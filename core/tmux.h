@@ -185,10 +185,9 @@ int tmux_respawn_window(const struct tmux *t, const char *window, const char *cw
 /*
  * tmux_new_window (replace: _replace) or tmux_respawn_window, with the
  * window's label (a nickname, or project/harness) shown beside its name in
- * the status line, set in the same tmux call: the window option @hqt holds
- * it (escaped: control characters, '#'), and the window's own
+ * the status line, set in the same tmux call: the window's own
  * window-status-format and window-status-current-format show "INDEX:NAME
- * LABEL".  The name stays "hqt-N": every lookup goes by it.  A new window
+ * LABEL" (the label escaped: control characters, '#').  The name stays "hqt-N": every lookup goes by it.  A new window
  * is opened by a call that prints nothing (a box: only that it changed
  * set-clipboard), which costs tmux less (bench/README.md): out then has no
  * ids and pid 0, only clipboard_was_on; a respawned window's out is filled.
