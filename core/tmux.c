@@ -990,6 +990,18 @@ push_replace_guard(struct strv *a, const struct tmux *t, const char *name)
 	tmux_argv_sep(a);
 }
 
+/* Did tmux say nothing but the guard's "can't find window: NAME"?  No
+ * other command of the chain names the window by NAME. */
+static bool
+guard_alone_failed(const struct spawn_result *r, const char *name)
+{
+	char *want = xasprintf("can't find window: %s\n", name);
+	bool alone = r->err != NULL && strcmp(r->err, want) == 0;
+
+	free(want);
+	return alone;
+}
+
 /* "; set-option -w -t TARGET @hqt-start VALUE" (tmux_open's start). */
 static void
 push_start(struct strv *a, const char *target, const char *start)
@@ -1117,6 +1129,12 @@ new_window(const struct tmux *t, const char *name, const char *cwd, char *const 
 			continue;
 		}
 		if (quiet) {
+			/* The guard's kill failed, and only it: two windows of
+			 * that name already (tmux calls the name ambiguous).  Its
+			 * if-shell is a chain of its own, so new-window and every
+			 * command after it ran: the window is whole. */
+			if (st == -1 && replace && guard_alone_failed(&r, name))
+				st = 0;
 			/* Made or not, no window of that name may stay behind
 			 * without its options. */
 			if (st == -1 && !err_has(&r, "can't find session"))

@@ -1352,6 +1352,49 @@ Test(tmux, new_window_replace_kills_the_leftover_in_the_same_call)
 }
 
 /*
+ * The same guard on the way hqt new opens a window (tmux_open_window, whose
+ * call prints nothing): a leftover of the name is killed; two of the name
+ * (renamed by hand) make the guard's kill fail, and the rest of the chain
+ * still runs, so the new window is whole and the call succeeds, through a
+ * prestarted client (the chain read by source-file) and without one.
+ */
+Test(tmux, open_window_with_the_name_taken_twice_still_opens_it_whole)
+{
+	char *const argv[] = { "sleep", "600", NULL };
+	struct tmux_open o = { .label = "lab", .replace = true, .start = "spawn" };
+	struct tmux_window old, w;
+	char *err = NULL;
+
+	ensure();
+	new_window("hqt-7", D, argv, NULL, &old);
+	cr_assert_eq(tmux_open_window(&T, "hqt-7", D, argv, NULL, &o, &w, &err), 0, "%s", err);
+	cr_assert_eq(windows_named("hqt-7"), 1);
+	cr_assert(!pane_state(old.window_id).found, "the leftover is still there");
+
+	for (int early = 0; early < 2; early++) {
+		char *name = fmt("hqt-%d", 9 + early);
+		int before;
+
+		new_window(name, D, argv, NULL, &old);
+		new_window("hqt-x", D, argv, NULL, &w);
+		free(tmux_out("rename-window", "-t", w.window_id, name, NULL));
+		cr_assert_eq(windows_named(name), 2);
+		before = windows_named(name);
+		if (early)
+			tmux_prestart(&T);
+		cr_assert_eq(tmux_open_window(&T, name, D, argv, NULL, &o, &w, &err), 0,
+			     "[early %d] %s", early, err);
+		cr_assert_eq(windows_named(name), before + 1, "[early %d]", early);
+		/* The new one is the last of the session, whole: remain-on-exit. */
+		char *roe = tmux_out("show-options", "-w", "-v", "-t", "=hqt:{end}", "remain-on-exit",
+				     NULL);
+		cr_assert(strncmp(roe, "on", 2) == 0, "[early %d] %s", early, roe);
+		free(roe);
+		free(name);
+	}
+}
+
+/*
  * A session's window is made by one chain that holds no command more than
  * it needs: allow-rename is set off only where a configuration turned it
  * on (here globally), @hqt-start only when not "spawn"; the label and
