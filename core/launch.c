@@ -265,27 +265,16 @@ launch_program(void)
 		HQT_BUILD_PLUGIN_RELDIR,
 #endif
 	};
-	char *exe = self_exe(), *slash;
 
-	if (exe == NULL)
-		return NULL;
-	slash = strrchr(exe, '/');
-	if (slash == NULL) {
-		free(exe);
-		return NULL;
-	}
-	*slash = '\0';
 	for (size_t i = 0; i < sizeof reldirs / sizeof reldirs[0]; i++) {
-		char *p = xasprintf("%s/%s/../hqt-launch", exe, reldirs[i]);
-		char *real = realpath(p, NULL);
+		char *rel = xasprintf("%s/../hqt-launch", reldirs[i]);
+		char *p = self_sibling(rel), *real = p != NULL ? realpath(p, NULL) : NULL;
 
+		free(rel);
 		free(p);
-		if (real != NULL && access(real, X_OK) == 0) {
-			free(exe);
+		if (real != NULL && access(real, X_OK) == 0)
 			return real;
-		}
 		free(real);
 	}
-	free(exe);
 	return NULL;
 }
