@@ -1,44 +1,17 @@
-/* worktree.c: a session's own git worktree (SPEC §12), through git itself. */
+/* worktree.c: a session's own git worktree (SPEC §12), through git itself
+ * (git_run: hqt's own git, which obeys nothing a session wrote). */
 #include "worktree.h"
+#include "git.h"
 #include "process.h"
 #include "util.h"
 
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-
-/* git's answer to anything below: a minute is a wedged repository. */
-#define GIT_TIMEOUT_MS 60000
-
-/* Run git with args in dir; 0 when it exited 0 (r filled either way, when it
- * ran), else -1 with *err: git's own first line of stderr. */
-static int
-git(const char *dir, const char *const args[], struct spawn_result *r, char **err)
-{
-	const char *argv[32];
-	struct spawn_opts o = { .cwd = dir, .timeout_ms = GIT_TIMEOUT_MS };
-	size_t n = 0;
-	int rc;
-
-	argv[n++] = "git";
-	for (; *args != NULL && n < ARRAY_SIZE(argv) - 1; args++)
-		argv[n++] = *args;
-	argv[n] = NULL;
-	memset(r, 0, sizeof *r);
-	if (spawn_capture_opts((char *const *)argv, NULL, &o, r, err) < 0)
-		return -1;
-	rc = r->status == 0 && !r->timed_out ? 0 : -1;
-	if (rc != 0) {
-		char *line = r->err != NULL ? xstrndup(r->err, strcspn(r->err, "\n")) : NULL;
-		set_err(err, "git %s: %s", argv[1],
-			line != NULL && *line != '\0' ? line : "failed");
-		free(line);
-	}
-	return rc;
-}
 
 /* First line of out, trimmed; NULL when empty. */
 static char *
@@ -73,7 +46,7 @@ worktree_has_commit(const char *dir)
 {
 	struct spawn_result r;
 	const char *args[] = { "rev-parse", "--verify", "--quiet", "HEAD^{commit}", NULL };
-	bool ok = git(dir, args, &r, NULL) == 0;
+	bool ok = git_run(dir, args, &r, NULL) == 0;
 
 	spawn_result_free(&r);
 	return ok;
@@ -88,7 +61,7 @@ worktree_branch_name(const char *repo, long long id, const char *nickname, const
 
 	if (wanted != NULL) {
 		const char *args[] = { "check-ref-format", "--branch", wanted, NULL };
-		if (wanted[0] == '-' || git(repo, args, &r, NULL) != 0) {
+		if (wanted[0] == '-' || git_run(repo, args, &r, NULL) != 0) {
 			spawn_result_free(&r);
 			set_err(err, "'%s' is not a valid branch name", wanted);
 			return NULL;
@@ -119,7 +92,7 @@ worktree_add(const char *repo, const char *path, const char *branch, char **base
 
 	{
 		const char *args[] = { "rev-parse", "--verify", "--quiet", "HEAD^{commit}", NULL };
-		rc = git(repo, args, &r, NULL);
+		rc = git_run(repo, args, &r, NULL);
 		head = rc == 0 ? first(&r) : NULL;
 		spawn_result_free(&r);
 	}
@@ -139,7 +112,7 @@ worktree_add(const char *repo, const char *path, const char *branch, char **base
 	{
 		const char *args[] = { "worktree", "add", "--quiet", "-b", branch, "--", path, head,
 				       NULL };
-		rc = git(repo, args, &r, err);
+		rc = git_run(repo, args, &r, err);
 		spawn_result_free(&r);
 	}
 	if (rc != 0) {
@@ -164,6 +137,47 @@ count_lines(const char *s, bool (*keep)(const char *line))
 	return n;
 }
 
+/*
+ * The gitlinks of the worktree at path whose directory holds anything: git
+ * is never asked to look inside them (a session could have put a
+ * repository there whose configuration runs a program), so what is there
+ * is unknown, and a worktree holding it is not removed unless forced.  The
+ * first one's path in *first_one.
+ */
+static long
+submodule_content(const char *path, char **first_one, char **err)
+{
+	struct strv links = STRV_INIT;
+	long n = 0;
+
+	if (git_gitlinks(path, &links, err) != 0)
+		return -1;
+	for (size_t i = 0; i < links.n; i++) {
+		char *d = xasprintf("%s/%s", path, links.v[i]);
+		struct stat st;
+		bool empty = true;
+
+		if (lstat(d, &st) == 0) {
+			DIR *dir = S_ISDIR(st.st_mode) ? opendir(d) : NULL;
+			struct dirent *de;
+
+			empty = dir != NULL;
+			while (dir != NULL && (de = readdir(dir)) != NULL)
+				if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0) {
+					empty = false;
+					break;
+				}
+			if (dir != NULL)
+				closedir(dir);
+		}
+		if (!empty && n++ == 0)
+			*first_one = xstrdup(links.v[i]);
+		free(d);
+	}
+	strv_clear(&links);
+	return n;
+}
+
 /* ls-files -v: 'S' skip-worktree, a lower-case tag assume-unchanged. */
 static bool
 hidden(const char *line)
@@ -177,38 +191,42 @@ worktree_check(const char *repo, const char *path, const char *branch, char **wh
 {
 	struct spawn_result r;
 	struct stat st;
-	long dirty = 0, masked = 0, ahead = 0;
+	long dirty = 0, masked = 0, ahead = 0, subs = 0;
+	char *sub = NULL;
 	char *ref = xasprintf("refs/heads/%s", branch), *excl = xasprintf("--exclude=%s", branch);
 	int rc = -1;
 
 	*what = NULL;
 	if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-		const char *status[] = { "status", "--porcelain", "--untracked-files=normal", NULL };
+		const char *status[] = { "status", "--porcelain", "--untracked-files=normal",
+					 "--ignore-submodules=all", NULL };
 		const char *lsv[] = { "ls-files", "-v", NULL };
 
-		if (git(path, status, &r, err) != 0)
+		if (git_run(path, status, &r, err) != 0)
 			goto out;
 		dirty = count_lines(r.out, NULL);
 		spawn_result_free(&r);
 		/* An edit hidden from git status is still an edit. */
-		if (git(path, lsv, &r, err) != 0)
+		if (git_run(path, lsv, &r, err) != 0)
 			goto out;
 		masked = count_lines(r.out, hidden);
 		spawn_result_free(&r);
+		if ((subs = submodule_content(path, &sub, err)) < 0)
+			goto out;
 	}
 	{
 		const char *verify[] = { "rev-parse", "--verify", "--quiet", ref, NULL };
 		const char *count[] = { "rev-list", "--count", ref, "--not", excl, "--branches",
 					"--remotes", NULL };
-		if (git(repo, verify, &r, NULL) == 0) {
+		if (git_run(repo, verify, &r, NULL) == 0) {
 			spawn_result_free(&r);
-			if (git(repo, count, &r, err) != 0)
+			if (git_run(repo, count, &r, err) != 0)
 				goto out;
 			ahead = strtol(r.out != NULL ? r.out : "0", NULL, 10);
 		}
 		spawn_result_free(&r);
 	}
-	if (dirty > 0 || masked > 0 || ahead > 0) {
+	if (dirty > 0 || masked > 0 || ahead > 0 || subs > 0) {
 		char *a = dirty > 0 ? xasprintf("%ld uncommitted change%s", dirty, dirty == 1 ? "" : "s")
 				    : xstrdup("");
 		char *b = masked > 0 ? xasprintf("%s%ld file%s hidden from git status "
@@ -219,13 +237,21 @@ worktree_check(const char *repo, const char *path, const char *branch, char **wh
 						"branch nor pushed", *a || *b ? "; " : "", ahead,
 						ahead == 1 ? "" : "s", branch)
 				    : xstrdup("");
-		*what = xasprintf("%s%s%s", a, b, c);
+		char *d = subs == 0 ? xstrdup("")
+			  : subs == 1 ? xasprintf("%scontent in the submodule directory '%s', which git "
+						  "is not asked to look into", *a || *b || *c ? "; " : "", sub)
+				      : xasprintf("%scontent in %ld submodule directories ('%s', ...), "
+						  "which git is not asked to look into",
+						  *a || *b || *c ? "; " : "", subs, sub);
+		*what = xasprintf("%s%s%s%s", a, b, c, d);
 		free(a);
 		free(b);
 		free(c);
+		free(d);
 	}
 	rc = 0;
 out:
+	free(sub);
 	free(ref);
 	free(excl);
 	return rc;
@@ -240,10 +266,10 @@ worktree_remove(const char *repo, const char *path, const char *branch, char **e
 
 	if (stat(path, &st) == 0) {
 		const char *args[] = { "worktree", "remove", "--force", "--force", "--", path, NULL };
-		rc = git(repo, args, &r, err);
+		rc = git_run(repo, args, &r, err);
 	} else {
 		const char *args[] = { "worktree", "prune", NULL };
-		rc = git(repo, args, &r, err);
+		rc = git_run(repo, args, &r, err);
 	}
 	spawn_result_free(&r);
 	if (rc != 0)
@@ -253,9 +279,9 @@ worktree_remove(const char *repo, const char *path, const char *branch, char **e
 		const char *verify[] = { "rev-parse", "--verify", "--quiet", ref, NULL };
 		const char *del[] = { "branch", "-D", "--", branch, NULL };
 
-		if (git(repo, verify, &r, NULL) == 0) {
+		if (git_run(repo, verify, &r, NULL) == 0) {
 			spawn_result_free(&r);
-			rc = git(repo, del, &r, err);
+			rc = git_run(repo, del, &r, err);
 		}
 		spawn_result_free(&r);
 		free(ref);
@@ -267,13 +293,14 @@ char *
 worktree_diffstat(const char *path, const char *base)
 {
 	struct spawn_result r;
-	const char *args[] = { "diff", "--shortstat", base, "--", NULL };
+	const char *args[] = { "diff", "--shortstat", "--no-ext-diff", "--no-textconv",
+			       "--ignore-submodules=all", base, "--", NULL };
 	char *out = NULL;
 	struct stat st;
 
 	if (base == NULL || stat(path, &st) != 0)
 		return NULL;
-	if (git(path, args, &r, NULL) == 0)
+	if (git_run(path, args, &r, NULL) == 0)
 		out = first(&r);
 	spawn_result_free(&r);
 	if (out != NULL) {

@@ -35,7 +35,10 @@ int worktree_add(const char *repo, const char *path, const char *branch, char **
  * What removing it would lose, in words for the user ("2 changed files;
  * 3 commits on hqt/4-x that are neither merged into main nor pushed"), or
  * NULL when nothing (*what) would be lost.  A worktree whose directory is
- * gone has nothing uncommitted.  0, or -1 with *err.
+ * gone has nothing uncommitted.  A submodule's directory that holds
+ * anything counts as work: git is never asked to look inside one (a
+ * session could have put a repository there whose configuration runs a
+ * program), so what it holds is unknown.  0, or -1 with *err.
  */
 int worktree_check(const char *repo, const char *path, const char *branch, char **what,
 		   char **err);

@@ -1,6 +1,7 @@
 /* plan.c: the plan of a sandbox, pure but for looking: every mount, link and
  * file the argv and prepare need, worked out once from the policy. */
 #include "sandbox-int.h"
+#include "git.h"
 #include "util.h"
 
 #include <errno.h>
@@ -444,10 +445,10 @@ rel_to_home(const struct plan *pl, const char *literal_home, const char *path)
  * replace it.
  */
 static int
-plan_project_file(struct plan *pl, const char *rel, char **err)
+plan_project_file(struct plan *pl, const char *base, const char *rel, char **err)
 {
 	bool want_dir = rel[strlen(rel) - 1] == '/', missing = false;
-	char *path = xstrdup(pl->project);
+	char *path = xstrdup(base);
 	const char *s = rel;
 	int rc = 0;
 
@@ -493,6 +494,64 @@ plan_project_file(struct plan *pl, const char *rel, char **err)
 	protect_path(pl, path);
 out:
 	free(path);
+	return rc;
+}
+
+/* How deep submodules of submodules are followed. */
+#define GITLINK_DEPTH 8
+
+/*
+ * Every gitlink of the checkout at dir (a submodule's place, read from the
+ * index dir's .git names) where a session could put a repository: git at
+ * the top runs `git status` inside every gitlink that holds one, and that
+ * child obeys its configuration (core.fsmonitor), so a writable sub/.git
+ * would run a session's program in the user's next `git status`.  A
+ * checked-out submodule's .git (a git file, or an old-style directory) is
+ * read-only, its files stay writable, and its own gitlinks are followed;
+ * where there is no .git, the submodule's directory is read-only whole (an
+ * empty .git would not do: git takes it for a broken submodule and every
+ * `git status` fails).  The directories above are pinned.
+ */
+static int
+plan_gitlinks(struct plan *pl, const char *dir, int depth, size_t *count, char **err)
+{
+	struct strv links = STRV_INIT;
+	char *why = NULL;
+	int rc = 0;
+
+	if (git_gitlinks(dir, &links, &why) != 0) {
+		set_err(err, "sandbox: cannot tell the submodules of '%s' (%s), so their .git "
+			"cannot be made read-only: mend the index (git status), or use --fs ro", dir,
+			why != NULL ? why : "unreadable index");
+		free(why);
+		return -1;
+	}
+	for (size_t i = 0; i < links.n && rc == 0; i++) {
+		char *sub, *dotgit, *rel;
+		struct stat st;
+		bool checked_out;
+
+		if (!rel_safe(links.v[i]))
+			continue; /* git refuses such a path too */
+		if (++*count > GIT_GITLINKS_MAX) {
+			set_err(err, "sandbox: '%s' has more than %d submodules; use --fs ro",
+				pl->project, GIT_GITLINKS_MAX);
+			rc = -1;
+			break;
+		}
+		sub = path_join(dir, links.v[i]);
+		dotgit = path_join(sub, ".git");
+		checked_out = lstat(dotgit, &st) == 0;
+		rel = xasprintf("%s/%s", links.v[i], checked_out ? ".git" : "");
+		rc = plan_project_file(pl, dir, rel, err);
+		if (rc == 0 && checked_out && depth + 1 < GITLINK_DEPTH &&
+		    (S_ISREG(st.st_mode) || S_ISDIR(st.st_mode)))
+			rc = plan_gitlinks(pl, sub, depth + 1, count, err);
+		free(rel);
+		free(dotgit);
+		free(sub);
+	}
+	strv_clear(&links);
 	return rc;
 }
 
@@ -611,11 +670,16 @@ plan_build(const struct sandbox_input *in, struct plan *pl, char **err)
 		set_err(err, "%s", pl->refused);
 		goto fail;
 	}
+	if (pol->fs_rw) {
+		size_t count = 0;
+		if (plan_gitlinks(pl, pl->project, 0, &count, err) < 0)
+			goto fail;
+	}
 	for (size_t i = 0; i < pol->nbinds; i++) {
 		const struct bind *b = &pol->binds[i];
 
 		if ((b->flags & HQT_BIND_PROJECT) && pol->fs_rw &&
-		    plan_project_file(pl, b->path, err) < 0)
+		    plan_project_file(pl, pl->project, b->path, err) < 0)
 			goto fail;
 	}
 	if (in->exe != NULL && plan_exe(pl, in->exe, err) < 0)

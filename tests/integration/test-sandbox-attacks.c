@@ -886,6 +886,11 @@ static const char GIT_PAYLOAD[] =
 	"  try worktree-commondir sh -c 'printf \"%s\\n\" \"$1\" >\"$2\"' sh \"$P/.evil-wt\" \"$w/commondir\"; done ;;\n"
 	"modules) for m in \"$CD\"/modules/*/; do [ -d \"$m\" ] || continue\n"
 	"  try module git config -f \"$m/config\" --replace-all core.fsmonitor \"$(fsm module)\"; done ;;\n"
+	"subgit) for x in $(git ls-files --stage | awk '$1 == \"160000\" { print $4 }'); do\n"
+	"  try subgit sh -c 'rm -rf \"$2/.git\"; git init -q \"$2\" && git -C \"$2\" config core.fsmonitor \"$1\" &&\n"
+	"    echo z >\"$2/z\"' sh \"$(fsm subgit)\" \"$x\"\n"
+	"  try subgit-mv sh -c 'mv \"$2\" \"$2.old\" && mkdir \"$2\" && git init -q \"$2\" &&\n"
+	"    git -C \"$2\" config core.fsmonitor \"$1\"' sh \"$(fsm subgit)\" \"$x\"; done ;;\n"
 	"skipwt) try skip-worktree git update-index --skip-worktree tracked.txt\n"
 	"  try skip-edit sh -c 'printf \"evil %s\\n\" \"$1\" >>tracked.txt' sh \"$M\" ;;\n"
 	"init) try init git init -q && try init-config git config core.fsmonitor \"$(fsm init)\"\n"
@@ -906,6 +911,10 @@ git_repo(const char *dir)
 	free(cmd);
 }
 
+/* What each project attacks is committed, so that a session in a worktree
+ * of its own (the default for a git project) finds it too. */
+#define COMMIT_ATTACKS "git add .attacks && git -c user.name=t -c user.email=t@t commit -qm attacks"
+
 /* The projects of the git attacks under base: what each one attacks. */
 static void
 git_projects(const char *base)
@@ -919,18 +928,31 @@ git_projects(const char *base)
 	cmd = fmt("git worktree add -q ../g1-wt -b side && "
 		  "git -c protocol.file.allow=always submodule -q add '%s' x && "
 		  "git -c user.name=t -c user.email=t@t commit -qm sub && "
-		  "printf 'config worktree modules skipwt\\n' > .attacks", sub);
+		  "printf 'config worktree modules skipwt\\n' > .attacks && " COMMIT_ATTACKS, sub);
 	sh_ok(d, cmd);
 	free(cmd);
 	free(d);
+	/* g4, g5: a submodule, replaced by a repository of the session's;
+	 * g4 is run in the project itself, where it is checked out
+	 * (--no-worktree), g5 in a worktree of its own, where it is not */
+	for (int k = 4; k <= 5; k++) {
+		d = fmt("%s/g%d", base, k);
+		git_repo(d);
+		cmd = fmt("git -c protocol.file.allow=always submodule -q add '%s' x && "
+			  "git -c user.name=t -c user.email=t@t commit -qm sub && "
+			  "printf 'subgit\\n' > .attacks && " COMMIT_ATTACKS, sub);
+		sh_ok(d, cmd);
+		free(cmd);
+		free(d);
+	}
 	free(sub);
 	d = fmt("%s/g2", base);
 	git_repo(d);
-	sh_ok(d, "printf 'hooks commondir\\n' > .attacks");
+	sh_ok(d, "printf 'hooks commondir\\n' > .attacks && " COMMIT_ATTACKS);
 	free(d);
 	d = fmt("%s/g3", base);
 	git_repo(d);
-	sh_ok(d, "printf 'hookspath\\n' > .attacks");
+	sh_ok(d, "printf 'hookspath\\n' > .attacks && " COMMIT_ATTACKS);
 	free(d);
 	d = fmt("%s/n", base);
 	cmd = fmt("mkdir -p '%s' && printf 'init\\n' > '%s/.attacks'", d, d);
@@ -1001,7 +1023,8 @@ status_shows_edit(const char *dir)
 static void
 host_git_all(const char *base, const char *extra)
 {
-	static const char *const dirs[] = { "g1", "g1-wt", "g1/x", "g2", "g3", "n", "mono/sub", "mono" };
+	static const char *const dirs[] = { "g1", "g1-wt", "g1/x", "g2", "g3", "n", "mono/sub", "mono",
+					    "g4", "g5" };
 	for (size_t i = 0; i < sizeof dirs / sizeof dirs[0]; i++) {
 		char *d = fmt("%s/%s", base, dirs[i]);
 		host_git(d, strcmp(dirs[i], "g2") == 0 || strcmp(dirs[i], "g3") == 0);
@@ -1023,7 +1046,7 @@ Test(attacks, git_plants_never_run_on_the_host)
 	install_payload("claude", GIT_PAYLOAD, false); /* its own guard */
 
 	/* Control: the same plants made from outside, in copies, do run. */
-	static const char *const names[] = { "g1", "g2", "g3", "n", "mono/sub" };
+	static const char *const names[] = { "g1", "g2", "g3", "n", "mono/sub", "g4", "g5" };
 	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
 		char *d = fmt("%s/%s", ctl, names[i]), *payload = fmt("%s/claude", bin);
 		const char *argv[] = { "env", "ATTACK_CONTROL=1", payload, NULL };
@@ -1039,35 +1062,40 @@ Test(attacks, git_plants_never_run_on_the_host)
 	host_git_all(ctl, NULL);
 	char *got = ls_dir(ctl_marks);
 	static const char *const classes[] = { "config", "worktree", "module", "hook", "commondir",
-					       "hookspath", "init" };
+					       "hookspath", "init", "subgit" };
 	for (size_t i = 0; i < sizeof classes / sizeof classes[0]; i++) {
 		char *m = fmt("%s/%s", ctl_marks, classes[i]);
 		cr_expect(exists(m), "control: the %s plant did not run on the host (ran: %s)", classes[i], got);
 		free(m);
 	}
 
-	/* The attack: the same from inside sandboxed writable sessions. */
-	long ids[5];
-	char *dirs[5];
-	for (size_t i = 0; i < 5; i++) {
+	/* The attack: the same from inside sandboxed writable sessions, each
+	 * in its own worktree (the default) but g4, run in the project. */
+	long ids[7];
+	char *dirs[7];
+	for (size_t i = 0; i < 7; i++) {
 		char *name = fmt("p%zu", i);
 		dirs[i] = new_project(name, fmt("%s/%s", base, names[i]));
-		ids[i] = run_new(&te, name, "claude", "--sandbox", "--fs", "rw", NULL);
+		ids[i] = strcmp(names[i], "g4") == 0
+				 ? run_new(&te, name, "claude", "--sandbox", "--fs", "rw", "--no-worktree", NULL)
+				 : run_new(&te, name, "claude", "--sandbox", "--fs", "rw", NULL);
 		free(name);
 	}
-	char *wheres[5];
-	for (size_t i = 0; i < 5; i++) {
+	char *wheres[7];
+	for (size_t i = 0; i < 7; i++) {
 		char *out = results_in(dirs[i], "claude", ids[i], &wheres[i]);
 		cr_log_info("%s:\n%s", names[i], out);
 		free(out);
 	}
-	for (size_t i = 0; i < 5; i++)
+	for (size_t i = 0; i < 7; i++)
 		kill_session(ids[i]);
 	char *marker = fmt("hqt-attack-%s", tok);
 	cr_expect(wait_for(none_marked, marker, 10000), "sessions outlived their kill");
 	/* Where the session worked on g1 (its own worktree, maybe), too. */
 	char *g1work = strndup(wheres[0], (size_t)(strrchr(wheres[0], '/') - wheres[0]));
 	host_git_all(base, strcmp(g1work, dirs[0]) != 0 ? g1work : NULL);
+	char *g5work = strndup(wheres[6], (size_t)(strrchr(wheres[6], '/') - wheres[6]));
+	host_git(g5work, false);
 	char *ran = ls_dir(marks);
 	cr_expect_str_empty(ran, "plants made inside ran on the host: %s", ran);
 
@@ -1100,6 +1128,7 @@ Test(attacks, git_plants_never_run_on_the_host)
 	free(ran);
 	free(marker);
 	free(g1work);
+	free(g5work);
 	free(got);
 	free(g1ctl);
 }

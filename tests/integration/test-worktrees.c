@@ -221,6 +221,63 @@ Test(worktrees, hidden_edits_count_as_work)
 	free(wt);
 }
 
+/*
+ * A repository put where a submodule goes in a session's worktree, with a
+ * core.fsmonitor that touches a marker: git at the worktree's top runs it
+ * (the control), hqt's own git never does (show, show --json, list, rm),
+ * and rm keeps the worktree, whose submodule directory holds what git was
+ * not asked to look at, unless forced.  The plant is made from outside
+ * here: the sandbox keeps a session from making it (attacks::
+ * git_plants_never_run_on_the_host), and this holds where that is not in
+ * the way (an unsandboxed session, a worktree of an older hqt).
+ */
+Test(worktrees, hqt_s_own_git_obeys_no_submodule_plant)
+{
+	char *src = fmt("%s/subsrc", te.root), *mark = fmt("%s/planted-ran", te.root);
+	struct stat st;
+	struct run r;
+
+	sh(te.root, fmt("git init -q -b main subsrc && cd subsrc && echo s > s && git add s && "
+			"git -c user.name=t -c user.email=t@t commit -qm s"));
+	sh(proj, fmt("git -c protocol.file.allow=always submodule -q add '%s' sub && "
+		     "git -c user.name=t -c user.email=t@t commit -qm sub", src));
+	long id = run_new(&te, "p", "agent", "--worktree", NULL);
+	json_t *s = run_show(&te, fmt("%ld", id));
+	char *wt = strdup(str(s, "worktree"));
+	json_decref(s);
+	sh(wt, fmt("test -d sub && git init -q sub && "
+		   "git -C sub config core.fsmonitor 'touch %s #' && echo z > sub/z && "
+		   "echo edit >> a.txt", mark));
+
+	run_hqt(&r, &te, "show", fmt("%ld", id), NULL);
+	cr_expect_eq(r.code, 0, "%s", r.err);
+	cr_expect(strstr(r.out, "1 file changed") != NULL, "the diff stat: %s", r.out);
+	run_free(&r);
+	run_hqt(&r, &te, "show", "--json", fmt("%ld", id), NULL);
+	cr_expect_eq(r.code, 0, "%s", r.err);
+	run_free(&r);
+	run_hqt(&r, &te, "list", NULL);
+	run_free(&r);
+	run_hqt(&r, &te, "rm", fmt("%ld", id), NULL);
+	cr_expect_eq(r.code, 1, "rm dropped a worktree with an unknown submodule: %s", r.err);
+	cr_expect(strstr(r.err, "submodule directory 'sub'") != NULL, "%s", r.err);
+	run_free(&r);
+	cr_expect_neq(stat(mark, &st), 0, "hqt's git ran the plant");
+	cr_expect_eq(stat(wt, &st), 0, "the worktree is kept");
+
+	/* the control: the user's git at the top runs it */
+	sh(wt, "git status --porcelain >/dev/null");
+	cr_assert_eq(stat(mark, &st), 0, "control: git status did not run the plant");
+	unlink(mark);
+
+	run_ok(&te, "rm", "--force", fmt("%ld", id), NULL);
+	cr_expect_neq(stat(mark, &st), 0, "rm --force ran the plant");
+	cr_expect_neq(stat(wt, &st), 0, "rm --force kept the worktree");
+	free(wt);
+	free(mark);
+	free(src);
+}
+
 Test(worktrees, refused_outside_a_repository_and_off_when_asked)
 {
 	char *plain = fmt("%s/plain", te.root);
