@@ -107,6 +107,11 @@ cmd_show_exec(struct hqt_app *app, int argc, char **argv)
 			json_object_set_new(o, "diffstat", json_string_or_null(stat));
 			free(stat);
 		}
+		if (s->sandbox_json != NULL) {
+			char *state = session_state_dir(s);
+			json_object_set_new(o, "state", json_string_or_null(state));
+			free(state);
+		}
 		if (cmd_err != NULL)
 			json_object_set_new(o, "argv_error", json_string_or_null(cmd_err));
 		db_session_free(s);
@@ -129,8 +134,11 @@ cmd_show_exec(struct hqt_app *app, int argc, char **argv)
 	field("window", window);
 	if (session_sandbox(s, &fs_rw, &net) == 1) {
 		char sb[64];
+		char *state = session_state_dir(s);
 		snprintf(sb, sizeof sb, "fs %s, network %s", fs_rw ? "rw" : "ro", net ? "on" : "off");
 		field("sandbox", sb);
+		field("private state", state);
+		free(state);
 	} else
 		field("sandbox", "none");
 	if (s->exit_message != NULL)

@@ -393,25 +393,51 @@ project_slug(const char *real, char *out, size_t len)
 	out[n] = '\0';
 }
 
-char *
-sandbox_state_root(const char *harness, const char *project)
+/* FNV-1a 64 of s, continuing from h. */
+static uint64_t
+fnv1a(uint64_t h, const char *s)
 {
-	char *data, *real, *out, slug[33];
-	uint64_t h = 14695981039346656037ull; /* FNV-1a 64 */
+	for (; *s != '\0'; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ull;
+	return h;
+}
 
-	if (!valid_name(harness) || project == NULL || project[0] != '/')
+char *
+sandbox_state_root(const char *harness, const char *project, const char *policy_json,
+		   bool worktree)
+{
+	struct sandbox_policy pol;
+	char *data, *real, *out, slug[33];
+	uint64_t h;
+
+	if (!valid_name(harness) || project == NULL || project[0] != '/' || policy_json == NULL)
+		return NULL;
+	sandbox_policy_init(&pol);
+	if (sandbox_policy_from_json(&pol, policy_json, strlen(policy_json), NULL) != 0)
 		return NULL;
 	data = xdg_data_home();
-	if (data == NULL)
+	if (data == NULL) {
+		sandbox_policy_free(&pol);
 		return NULL;
+	}
 	real = realpath(project, NULL);
 	if (real == NULL)
 		real = xstrdup(project);
-	for (const char *c = real; *c != '\0'; c++)
-		h = (h ^ (unsigned char)*c) * 1099511628211ull;
+	h = fnv1a(14695981039346656037ull, real);
 	project_slug(real, slug, sizeof slug);
-	out = xasprintf("%s/hqt/sandbox/%s/%s-%016llx", data, harness, slug,
-			(unsigned long long)h);
+	/*
+	 * The policy's own directory under the project's: a session may plant
+	 * in its private state (a ~/.bashrc that `bash -i` runs) only for
+	 * sessions that can do exactly what it can.  The stored policy is
+	 * hashed whole, since every part of it makes a session stronger: the
+	 * project writable, the network, a bind (a secret it can read, a
+	 * directory it can write), a variable passed in (a key).
+	 */
+	out = xasprintf("%s/hqt/sandbox/%s/%s-%016llx/%s-%s-%s-%012llx", data, harness, slug,
+			(unsigned long long)h, pol.fs_rw ? "rw" : "ro", pol.net ? "on" : "off",
+			worktree ? "wt" : "proj",
+			(unsigned long long)(fnv1a(14695981039346656037ull, policy_json) >> 16));
+	sandbox_policy_free(&pol);
 	free(real);
 	free(data);
 	return out;

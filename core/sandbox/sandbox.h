@@ -225,14 +225,20 @@ void sandbox_start_free(struct sandbox_start *st);  /* accepts NULL */
 int sandbox_run(char *const argv[], char *const envp[], int seccomp_fd, int ready_fd, char **err);
 
 /*
- * $XDG_DATA_HOME/hqt/sandbox/<harness>/<project key>: the private state of
- * the sandboxed sessions of one harness in one project.  Its home/ is
- * $HOME inside; a state directory outside $HOME (a CODEX_HOME elsewhere)
- * is root/<path>.  The key is the project's name and a hash of its real
- * path, so two projects never share one.  NULL when no data directory is
- * known or the name is bad.  Caller frees.
+ * $XDG_DATA_HOME/hqt/sandbox/<harness>/<project key>/<policy key>: the
+ * private state of the sandboxed sessions of one harness in one project
+ * under one policy (policy_json, the stored sessions.sandbox_json, and
+ * whether they run in a worktree of their own).  Its home/ is $HOME
+ * inside; a state directory outside $HOME (a CODEX_HOME elsewhere) is
+ * root/<path>.  The project key is the project's name and a hash of its
+ * real path, so two projects never share one; the policy key is
+ * "<ro|rw>-<on|off>-<wt|proj>-<hash of the policy>", so a session can
+ * plant only for sessions of exactly its own policy (docs/sandbox.md).
+ * NULL when no data directory is known, the name is bad or the policy
+ * unreadable.  Caller frees.
  */
-char *sandbox_state_root(const char *harness, const char *project);
+char *sandbox_state_root(const char *harness, const char *project, const char *policy_json,
+			 bool worktree);
 /* Where a host path's private copy lives under root (sandbox_state_root):
  * root/home/<rel> under home, else root/root<path>.  Caller frees. */
 char *sandbox_state_path(const char *root, const char *home, const char *path);

@@ -56,11 +56,19 @@ session_dir(const struct db_session *s)
 	return s->worktree != NULL ? s->worktree : s->project_path;
 }
 
+char *
+session_state_dir(const struct db_session *s)
+{
+	return s->sandbox_json != NULL ? sandbox_state_root(s->harness, s->project_path,
+							    s->sandbox_json, s->worktree != NULL)
+				       : NULL;
+}
+
 /* req for s; *root (free it) holds the private state of a sandboxed one. */
 void
 request_of(const struct db_session *s, struct hqt_request *req, char **root)
 {
-	*root = s->sandbox_json != NULL ? sandbox_state_root(s->harness, s->project_path) : NULL;
+	*root = session_state_dir(s);
 	memset(req, 0, sizeof *req);
 	req->struct_size = sizeof *req;
 	req->project_path = session_dir(s);

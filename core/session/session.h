@@ -46,6 +46,9 @@ const char *session_dir(const struct db_session *s);
 
 /* The stored sandbox of s: 1 (with fs/net), 0 when not sandboxed, -1 unreadable. */
 int session_sandbox(const struct db_session *s, bool *fs_rw, bool *net);
+/* The private state of sandboxed s (sandbox_state_root: per harness,
+ * project and policy), or NULL.  Caller frees. */
+char *session_state_dir(const struct db_session *s);
 
 /* The window name of session id ("hqt-3"). */
 void session_window_name(long long id, char *buf, size_t len);

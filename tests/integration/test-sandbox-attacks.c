@@ -1523,3 +1523,85 @@ Test(attacks, codex_capture_not_fed_from_a_sandbox)
 	free(a);
 	free(b);
 }
+
+/* ---- 7. a weaker session plants for a stronger one ---------------------------- */
+
+/*
+ * Every session first runs `bash -i` (claude's shell snapshot does), which
+ * reads ~/.bashrc in its private home, then appends to that .bashrc a line
+ * that touches bashrc-ran in whatever project the next reader works in.
+ * A writable session also records what its `bash -i` did.
+ */
+static const char BASHRC_PAYLOAD[] =
+	": >\"$OUT\" 2>/dev/null\n"
+	"bash -ic true </dev/null >/dev/null 2>&1\n"
+	"[ -e \"$PWD/bashrc-ran\" ] && rec 'bashrc: ran' 2>/dev/null\n"
+	"printf 'touch \"$PWD/bashrc-ran\"\\n' >>\"$HOME/.bashrc\"\n"
+	"rec planted 2>/dev/null\n"
+	"park 2>/dev/null || exec -a \"hqt-attack-$TOK\" sleep 1000\n";
+
+/* Start a session of the payload in project name with the extra options,
+ * wait until it planted, and kill it. */
+static void
+plant_and_kill(const char *name, const char *dir, const char *fs, const char *wt)
+{
+	char *marker = fmt("hqt-attack-%s", tok);
+	long id = run_new(&te, name, "claude", "--sandbox", "--fs", fs, "--net",
+			  strcmp(fs, "ro") == 0 ? "off" : "on", wt, NULL);
+
+	if (strcmp(fs, "rw") == 0) {
+		char *where;
+		free(results_in(dir, "claude", id, &where));
+		unlink(where); /* the next session's results go there */
+		free(where);
+	} else
+		cr_assert(wait_for((int (*)(void *))count_marked, marker, 10000),
+			  "the read-only session never got to plant");
+	kill_session(id);
+	cr_assert(wait_for(none_marked, marker, 10000), "session %ld outlived its kill", id);
+	free(marker);
+}
+
+Test(attacks, no_plant_for_a_stronger_policy_through_the_private_state)
+{
+	char *ctl = new_project("ctl", fmt("%s/ctl", te.root));
+	char *weak = new_project("weak", fmt("%s/weak", te.root));
+	char *wt = fmt("%s/wtp", te.root);
+	struct stat st;
+
+	install_payload("claude", BASHRC_PAYLOAD, true);
+	/* Control: two sessions of one policy share their private state, so
+	 * the second runs what the first planted. */
+	plant_and_kill("ctl", ctl, "rw", "--no-worktree");
+	long id = run_new(&te, "ctl", "claude", "--sandbox", "--fs", "rw", "--no-worktree", NULL);
+	char *out = results_in(ctl, "claude", id, NULL);
+	cr_assert(strstr(out, "bashrc: ran") != NULL && stat(fmt("%s/bashrc-ran", ctl), &st) == 0,
+		  "control: the plant did not run in a session of the same policy:\n%s", out);
+	kill_session(id);
+	free(out);
+
+	/* A read-only, offline session plants; the next one, writable with
+	 * the network on, does not run it. */
+	plant_and_kill("weak", weak, "ro", "--no-worktree");
+	id = run_new(&te, "weak", "claude", "--sandbox", "--fs", "rw", "--no-worktree", NULL);
+	out = results_in(weak, "claude", id, NULL);
+	cr_expect(strstr(out, "bashrc: ran") == NULL, "ran the read-only session's plant:\n%s", out);
+	cr_expect_neq(stat(fmt("%s/bashrc-ran", weak), &st), 0, "bashrc-ran in the project");
+	kill_session(id);
+	free(out);
+
+	/* A session in a worktree of its own plants; the next one, in the
+	 * project itself, does not run it. */
+	git_repo(wt);
+	free(new_project("wtp", wt));
+	plant_and_kill("wtp", wt, "rw", "--worktree");
+	id = run_new(&te, "wtp", "claude", "--sandbox", "--fs", "rw", "--no-worktree", NULL);
+	out = results_in(wt, "claude", id, NULL);
+	cr_expect(strstr(out, "bashrc: ran") == NULL, "ran the worktree session's plant:\n%s", out);
+	cr_expect_neq(stat(fmt("%s/bashrc-ran", wt), &st), 0, "bashrc-ran in the project");
+	kill_session(id);
+	free(out);
+	free(wt);
+	free(weak);
+	free(ctl);
+}

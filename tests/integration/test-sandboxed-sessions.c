@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <dirent.h>
+#include <glob.h>
 #include <jansson.h>
 #include <netinet/in.h>
 #include <signal.h>
@@ -68,20 +69,44 @@ probe_harness(const char *name, const char *args)
 		   te.home, name, args);
 }
 
-/* NAME's private home for project dir, on the host. */
+/* NAME's private homes for project dir, on the host: a pattern, since the
+ * policy's directory is named by a hash of the policy (one session of a
+ * policy a test, so one match; see in()). */
 static char *
 priv_home(const char *name, const char *dir)
 {
-	char *root;
+	const char *any = "{\"fs\":\"rw\",\"net\":true}";
+	char *root, *cut;
 
 	setenv("XDG_DATA_HOME", fmt("%s/.local/share", te.home), 1);
-	root = sandbox_state_root(name, dir);
+	root = sandbox_state_root(name, dir, any, false);
 	cr_assert_not_null(root);
-	return fmt("%s/home", root);
+	cut = strrchr(root, '/');
+	*cut = '\0';
+	return fmt("%s/*/home", root);
+}
+
+/* The one path pattern matches (a file under a private home), or pattern
+ * itself while none does. */
+static char *
+in(const char *pattern)
+{
+	glob_t g;
+	char *out;
+
+	if (glob(pattern, 0, NULL, &g) != 0 || g.gl_pathc == 0) {
+		globfree(&g);
+		return strdup(pattern);
+	}
+	cr_assert_eq(g.gl_pathc, 1, "more than one private home: %s, %s", g.gl_pathv[0],
+		     g.gl_pathv[1]);
+	out = strdup(g.gl_pathv[0]);
+	globfree(&g);
+	return out;
 }
 
 /* Where NAME's results land on the host: sandboxed, in its private home
- * (per harness and project). */
+ * (per harness, project and policy). */
 static char *
 sbx_out(const char *name)
 {
@@ -236,7 +261,10 @@ wait_line(const char *file, long id, const char *prefix)
 	long long end = now_ms() + 5000;
 
 	for (;;) {
-		char *text = slurp(file), *v = text != NULL ? line_after(text, prefix) : NULL;
+		char *path = in(file), *text = slurp(path);
+		char *v = text != NULL ? line_after(text, prefix) : NULL;
+
+		free(path);
 		if (v != NULL) {
 			free(text);
 			return v;
@@ -659,7 +687,7 @@ Test(sandboxed, no_secrets_no_ipc_names_no_descriptors)
 	EXPECT_RES(out, id, cmd, "ENOENT");
 	free(cmd);
 	EXPECT_RES(out, id, "sleep 60 env-alive", "ok started");
-	char *all = slurp(out);
+	char *all = slurp(in(out));
 	cr_expect(strstr(all, "hunter2") == NULL, "a secret leaked:\n%s", all);
 	free(all);
 	free(term);
@@ -787,10 +815,10 @@ Test(sandboxed, home_persists_per_harness_never_in_the_host_home)
 	 * read-only */
 	EXPECT_RES(out1, s1, plant, "EROFS");
 	run_ok(&te, "kill", fmt("%ld", s1), NULL);
-	cr_assert_eq(unlink(out1), 0);
+	cr_assert_eq(unlink(in(out1)), 0);
 	/* written into homer's private home, never the host's */
 	cr_expect(!exists(note), "the sandbox wrote the host home");
-	char *kept = fmt("%s/note", priv_home("homer", proj));
+	char *kept = in(fmt("%s/note", priv_home("homer", proj)));
 	char *text = slurp(kept);
 	cr_expect(text != NULL && strcmp(text, "from-homer") == 0, "%s: %s", kept, text);
 	free(text);
@@ -856,7 +884,7 @@ Test(sandboxed, resume_reapplies_the_stored_policy)
 	write_ini(body);
 	char *num = fmt("%ld", id);
 	run_ok(&te, "kill", num, NULL);
-	cr_assert_eq(unlink(out), 0);
+	cr_assert_eq(unlink(in(out)), 0);
 	run_ok(&te, "resume", num, NULL);
 	EXPECT_RES(out, id, wr, "EROFS");
 	c = res(out, id, conn);
@@ -871,7 +899,7 @@ Test(sandboxed, resume_reapplies_the_stored_policy)
 	cr_expect(!exists(planted));
 
 	/* Control: a new session under the new defaults (rw, net on) does both. */
-	cr_assert_eq(unlink(out), 0);
+	cr_assert_eq(unlink(in(out)), 0);
 	long ctl = run_new(&te, "p", "pol", "--sandbox", NULL);
 	EXPECT_RES(out, ctl, wr, "ok");
 	EXPECT_RES(out, ctl, conn, "ok");
@@ -1149,7 +1177,7 @@ Test(sandboxed, bwrap_missing_refused_with_the_fix_and_nothing_written)
 	char *num = fmt("%ld", first);
 	run_ok(&te, "kill", num, NULL);
 	cr_expect(wait_for(none_marked, marker, 3000), "the killed session still runs");
-	cr_assert_eq(unlink(out), 0);
+	cr_assert_eq(unlink(in(out)), 0);
 	static const char *resume[] = { "resume", NULL, NULL };
 	resume[1] = num;
 	run_hqtv(&r, &te, resume);
@@ -1159,7 +1187,7 @@ Test(sandboxed, bwrap_missing_refused_with_the_fix_and_nothing_written)
 	run_free(&r);
 	/* resume returned after the launcher reported its error: nothing more
 	 * can start now */
-	cr_expect(!exists(out) && !exists(hout), "the harness ran");
+	cr_expect(!exists(in(out)) && !exists(hout), "the harness ran");
 	cr_expect_eq(count_marked(marker, NULL), 0, "the harness runs");
 	free(num);
 	free(out);

@@ -988,15 +988,28 @@ Test(sandbox_misc, find_exe_and_private_home)
 	cr_assert_eq(sandbox_find_exe("data", fmt("%s/bin", d), &out), -1, "not executable");
 	cr_assert_eq(sandbox_find_exe("nope", fmt("%s/bin", d), &out), -1);
 	setenv("XDG_DATA_HOME", "/x/data", 1);
-	/* per harness and project: the name, then a hash of the real path */
-	char *a = sandbox_state_root("claude", "/nonexistent/web app");
-	char *b = sandbox_state_root("claude", "/other/web app");
+	/* per harness, project and policy: the project's name and a hash of
+	 * its real path, then fs, net, worktree and a hash of the policy */
+	const char *rw = "{\"fs\":\"rw\",\"net\":true}", *ro = "{\"fs\":\"ro\",\"net\":false}";
+	const char *env = "{\"fs\":\"rw\",\"net\":true,\"env\":[\"API_KEY\"]}";
+	char *a = sandbox_state_root("claude", "/nonexistent/web app", rw, false);
+	char *b = sandbox_state_root("claude", "/other/web app", rw, false);
 	cr_assert(strncmp(a, "/x/data/hqt/sandbox/claude/web_app-", 35) == 0, "%s", a);
-	cr_assert_eq(strlen(a), 35 + 16);
+	cr_assert(strncmp(a + 35 + 16, "/rw-on-proj-", 12) == 0, "%s", a);
+	cr_assert_eq(strlen(a), 35 + 16 + 12 + 12, "%s", a);
 	cr_assert_str_neq(a, b);
-	cr_assert_str_eq(sandbox_state_root("claude", "/nonexistent/web app"), a);
-	cr_assert_null(sandbox_state_root("../etc", "/p"));
-	cr_assert_null(sandbox_state_root("claude", "relative"));
+	cr_assert_str_eq(sandbox_state_root("claude", "/nonexistent/web app", rw, false), a);
+	char *c = sandbox_state_root("claude", "/nonexistent/web app", ro, false);
+	char *w = sandbox_state_root("claude", "/nonexistent/web app", rw, true);
+	char *e = sandbox_state_root("claude", "/nonexistent/web app", env, false);
+	cr_assert(strstr(c, "/ro-off-proj-") != NULL && strstr(w, "/rw-on-wt-") != NULL, "%s %s", c, w);
+	cr_assert(strncmp(a, c, 35 + 16) == 0 && strncmp(a, w, 35 + 16) == 0, "one project's");
+	cr_assert(strcmp(a, c) != 0 && strcmp(a, w) != 0 && strcmp(a, e) != 0 && strcmp(c, w) != 0,
+		  "every policy its own: %s %s %s %s", a, c, w, e);
+	cr_assert_null(sandbox_state_root("../etc", "/p", rw, false));
+	cr_assert_null(sandbox_state_root("claude", "relative", rw, false));
+	cr_assert_null(sandbox_state_root("claude", "/p", NULL, false));
+	cr_assert_null(sandbox_state_root("claude", "/p", "{\"fs\":1}", false));
 	cr_assert_str_eq(sandbox_state_path("/r", "/home/u", "/home/u/.claude"), "/r/home/.claude");
 	cr_assert_str_eq(sandbox_state_path("/r", "/home/u", "/srv/codex"), "/r/root/srv/codex");
 	rm_rf(d);
