@@ -438,9 +438,9 @@ rel_to_home(const struct plan *pl, const char *literal_home, const char *path)
  * read-only inside, with every directory above it pinned.  Walked one
  * component at a time without following links: a link could point
  * anywhere, and a session could swap it for a directory of its own, so one
- * on the way is refused.  The first missing component of a directory name
- * is created (empty) with the rest, where the session could create it; a
- * missing file stays missing.  A file
+ * on the way is refused.  The first missing component is created (an
+ * empty directory, also for a file's name) with the rest, where the
+ * session could create it.  A file
  * where a directory belongs is itself made read-only, so nothing can
  * replace it.
  */
@@ -471,8 +471,13 @@ plan_project_file(struct plan *pl, const char *base, const char *rel, char **err
 			char *parent = path_dirname(path);
 			/* Where we cannot make it, neither can the session (the
 			 * same uid, no capabilities): nothing to protect.  A
-			 * read-only project mount, say. */
-			bool can = errno == ENOENT && want_dir && access(parent, W_OK) == 0;
+			 * read-only project mount, say.  A missing file gets an
+			 * empty directory in its place: a session cannot create
+			 * the file there, git does not show an empty directory,
+			 * and a harness looking for the file finds none (codex
+			 * takes an AGENTS.override.md only when it is a file: an
+			 * empty one would hide the AGENTS.md beside it). */
+			bool can = errno == ENOENT && access(parent, W_OK) == 0;
 
 			free(parent);
 			if (!can)

@@ -446,7 +446,8 @@ Test(sandbox, harness_state_private_configuration_read_only)
  * The project's own harness files (HQT_BIND_PROJECT): what claude, codex or
  * kiro run there later, outside, would obey.  Existing ones are read-only
  * and cannot be renamed away; a missing directory is created empty so
- * nothing can be planted in its place; a missing file is not created.
+ * nothing can be planted in its place, and a missing file gets an empty
+ * directory in its place (issue 20: CLAUDE.local.md, AGENTS.override.md).
  */
 Test(sandbox, project_harness_files_protected)
 {
@@ -481,10 +482,12 @@ Test(sandbox, project_harness_files_protected)
 	EXPECT(&s, fmt("rmdir %s", codex), "EBUSY");
 	EXPECT(&s, fmt("write %s/agents/x.json evil", kiro), "EROFS");
 	EXPECT(&s, fmt("rename %s %s/.kiro-old", kiro, s.proj), "EBUSY");
+	/* a missing file cannot be created: an empty read-only directory
+	 * holds its place */
+	EXPECT(&s, fmt("write %s {}", mcp), "EISDIR");
 	/* controls: the rest of the project, .kiro's prompts among it, is the
-	 * session's; the settings are readable; a missing file is no mount */
+	 * session's; the settings are readable */
 	EXPECT(&s, fmt("write %s/steering/style.md be evil", kiro), "ok");
-	EXPECT(&s, fmt("write %s {}", mcp), "ok");
 	EXPECT(&s, fmt("read %s", settings), "ok {\"permissions\":{}}");
 	cr_expect_str_eq(slurp(settings), "{\"permissions\":{}}\n");
 	cr_expect(!exists(fmt("%s/settings.local.json", claude)));
@@ -495,6 +498,9 @@ Test(sandbox, project_harness_files_protected)
 	cr_expect(stat(codex, &st) == 0 && S_ISDIR(st.st_mode));
 	cr_expect(stat(fmt("%s/agents", kiro), &st) == 0 && S_ISDIR(st.st_mode));
 	cr_expect_eq(rmdir(codex), 0, "%s is not empty", codex);
+	cr_expect(stat(mcp, &st) == 0 && S_ISDIR(st.st_mode), "no placeholder at %s", mcp);
+	cr_expect_eq(rmdir(mcp), 0, "%s is not empty", mcp);
+	write_file(mcp, "{}", 0644);
 
 	/* Now .mcp.json exists: read-only too. */
 	RUN(&s, "write", mcp, "{\"mcpServers\":{\"x\":{\"command\":\"evil\"}}}", "unlink", mcp);

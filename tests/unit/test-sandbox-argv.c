@@ -459,7 +459,7 @@ Test(sandbox_argv, project_names_protected)
 	cr_assert_gt(find3(&f.av, "--ro-bind", settings, settings), proj);
 	cr_assert_gt(find3(&f.av, "--bind", kiro, kiro), proj, ".kiro pinned");
 	cr_assert_lt(find3(&f.av, "--bind", kiro, kiro), find3(&f.av, "--ro-bind", agents, agents));
-	cr_assert(!mentions(&f.av, mcp), "a missing file is no mount");
+	cr_assert_gt(find3(&f.av, "--ro-bind", mcp, mcp), proj, "a missing file: its placeholder");
 	cr_assert_neq(stat(claude, &st), 0, "building the argv creates nothing");
 	/* root starting a session in someone else's project leaves them what
 	 * it made, not directories they cannot write */
@@ -472,7 +472,10 @@ Test(sandbox_argv, project_names_protected)
 	cr_assert(stat(agents, &st) == 0 && S_ISDIR(st.st_mode));
 	cr_assert_eq(st.st_uid, root ? 65534 : geteuid());
 	cr_assert(stat(kiro, &st) == 0 && st.st_uid == (root ? 65534 : geteuid()));
-	cr_assert_neq(stat(mcp, &st), 0, "prepare created %s", mcp);
+	/* a missing file's placeholder: an empty directory, which git does
+	 * not show and no harness takes for the file */
+	cr_assert(stat(mcp, &st) == 0 && S_ISDIR(st.st_mode), "no placeholder at %s", mcp);
+	cr_assert_eq(st.st_uid, root ? 65534 : geteuid());
 	cr_assert_str_eq(slurp(settings), "x: 1\n");
 	rm_rf(claude);
 	rm_rf(kiro);
