@@ -81,15 +81,30 @@ add_rules(scmp_filter_ctx ctx, unsigned flags, char **err)
 		}
 	}
 
-	/* The kernel reads the request as an unsigned int: compare only the
-	 * low 32 bits, so TIOCSTI with high bits set is refused too. */
-	static const unsigned long ttyreqs[] = { TIOCSTI, TIOCLINUX };
+	/*
+	 * The pane's terminal is the host's pty: no typing into it (TIOCSTI,
+	 * TIOCLINUX), no other line discipline on it (TIOCSETD: with
+	 * dev.tty.ldisc_autoload = 1 asking for one loads its kernel module),
+	 * no console output sent to a terminal (TIOCCONS), and no terminal
+	 * stolen from the session that holds it (TIOCSCTTY with 1).  The last
+	 * two need CAP_SYS_ADMIN in the first user namespace, which a session
+	 * never has; the filter refuses them even so.  A pty of the sandbox's
+	 * own still becomes a controlling terminal (TIOCSCTTY with 0).  The
+	 * kernel reads the request and TIOCSCTTY's argument as ints: compare
+	 * only the low 32 bits, so a request with high bits set is refused too.
+	 */
+	static const unsigned long ttyreqs[] = { TIOCSTI, TIOCLINUX, TIOCSETD, TIOCCONS };
 	for (size_t i = 0; i < ARRAY_SIZE(ttyreqs); i++) {
 		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1,
 				     SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, ttyreqs[i]));
 		if (r < 0)
 			goto fail_ioctl;
 	}
+	r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 2,
+			     SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCSCTTY),
+			     SCMP_A2(SCMP_CMP_MASKED_EQ, 0xffffffffu, 1));
+	if (r < 0)
+		goto fail_ioctl;
 
 	for (size_t i = 0; i < ARRAY_SIZE(refused); i++) {
 		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(refused[i].err), refused[i].nr, 0);
