@@ -14,6 +14,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <linux/netlink.h>
+
 #ifndef TIOCLINUX
 #define TIOCLINUX 0x541C
 #endif
@@ -126,10 +128,11 @@ add_rules(scmp_filter_ctx ctx, unsigned flags, char **err)
 	}
 
 	/*
-	 * socket(): unix, inet, inet6 and netlink only.  libseccomp cannot AND
-	 * two comparisons of one argument, so refuse every other family below
-	 * AF_NETLINK one by one and everything above it in one rule (a value
-	 * with high bits set is above it too, and refused).
+	 * socket(): unix, inet, inet6 and netlink only (of netlink, one
+	 * protocol: below).  libseccomp cannot AND two comparisons of one
+	 * argument, so refuse every other family below AF_NETLINK one by one
+	 * and everything above it in one rule (a value with high bits set is
+	 * above it too, and refused).
 	 */
 	for (int fam = 0; fam < AF_NETLINK; fam++) {
 		if (fam == AF_UNIX || fam == AF_INET || fam == AF_INET6)
@@ -141,6 +144,26 @@ add_rules(scmp_filter_ctx ctx, unsigned flags, char **err)
 	}
 	r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1,
 			     SCMP_A0(SCMP_CMP_GT, (scmp_datum_t)AF_NETLINK, 0));
+	if (r < 0)
+		goto fail_socket;
+
+	/*
+	 * Netlink: NETLINK_ROUTE alone, which glibc's getifaddrs and
+	 * getaddrinfo's AI_ADDRCONFIG use (node's os.networkInterfaces()
+	 * through libuv).  The others tell the sandbox about the host (with
+	 * the network on, NETLINK_SOCK_DIAG lists every socket's name, the
+	 * tmux server's among them; KOBJECT_UEVENT its device events).  All 64
+	 * bits are compared: a protocol with high bits set is refused too,
+	 * even where the kernel would read NETLINK_ROUTE in it.  EAFNOSUPPORT
+	 * as for the other families, not EPERM: it is what a kernel without
+	 * the family gives (EPROTONOSUPPORT without the protocol), and what
+	 * libaudit's callers (pam_faillock, hwclock, systemd) take as "no
+	 * audit in this kernel" and go on; EPERM is an error to them
+	 * (pam_faillock refuses, hwclock exits).
+	 */
+	r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 2,
+			     SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)AF_NETLINK, 0),
+			     SCMP_A2(SCMP_CMP_NE, (scmp_datum_t)NETLINK_ROUTE, 0));
 	if (r < 0)
 		goto fail_socket;
 	return 0;

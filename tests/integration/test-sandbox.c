@@ -900,6 +900,33 @@ Test(sandbox, syscall_filter)
 	sb_free(&s);
 }
 
+/*
+ * Netlink: NETLINK_ROUTE (getifaddrs, node's os.networkInterfaces()) and no
+ * other protocol: with the network on, NETLINK_SOCK_DIAG would list the
+ * host's sockets by name and KOBJECT_UEVENT its device events.
+ */
+Test(sandbox, netlink_route_only)
+{
+	struct sb s;
+
+	sb_init(&s);
+	s.pol.net = true; /* the host's network, where the others would tell the most */
+	RUN(&s, "socket", "netlink-route", "ifaddrs", "socket", "netlink-sock-diag", "socket",
+	    "netlink-uevent", "socket", "netlink-sock-diag-high");
+	EXPECT(&s, "socket netlink-route", "ok");
+	EXPECT(&s, "ifaddrs", "ok lo");
+	EXPECT(&s, "socket netlink-sock-diag", "EAFNOSUPPORT");
+	EXPECT(&s, "socket netlink-uevent", "EAFNOSUPPORT");
+	EXPECT(&s, "socket netlink-sock-diag-high", "EAFNOSUPPORT");
+
+	/* Control: the same opens succeed in the test's own process tree. */
+	cr_expect_str_eq(OUTSIDE(&s, -1, false, "socket", "netlink-sock-diag", "socket",
+				 "netlink-uevent", "socket", "netlink-sock-diag-high"),
+			 "socket netlink-sock-diag: ok\nsocket netlink-uevent: ok\n"
+			 "socket netlink-sock-diag-high: ok\n");
+	sb_free(&s);
+}
+
 Test(sandbox, x32_syscalls_kill)
 {
 	struct sb s;

@@ -7,7 +7,9 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
 #include <linux/keyctl.h>
+#include <linux/netlink.h>
 #include <linux/tty.h>
 #include <sched.h>
 #include <signal.h>
@@ -226,24 +228,32 @@ cmd_getenv(const char *name)
 static void
 cmd_socket(const char *fam)
 {
-	static const struct { const char *name; long fam; } fams[] = {
-		{ "unix", AF_UNIX }, { "inet", AF_INET }, { "inet6", AF_INET6 },
-		{ "netlink", AF_NETLINK }, { "packet", AF_PACKET }, { "bluetooth", 31 },
-		{ "alg", 38 }, { "vsock", 40 }, { "key", 15 }, { "x25", 9 },
+	static const struct { const char *name; long fam; long proto; } fams[] = {
+		{ "unix", AF_UNIX, 0 }, { "inet", AF_INET, 0 }, { "inet6", AF_INET6, 0 },
+		{ "netlink", AF_NETLINK, 0 }, { "packet", AF_PACKET, 0 },
+		{ "bluetooth", 31, 0 }, { "alg", 38, 0 }, { "vsock", 40, 0 }, { "key", 15, 0 },
+		{ "x25", 9, 0 },
 		/* 0x100000002: AF_INET to a kernel that reads an int, but not to a
 		 * filter comparing 64 bits naively. */
-		{ "inet-high", 0x100000002L },
+		{ "inet-high", 0x100000002L, 0 },
+		/* Netlink's protocols, raw like ss and udevadm open them: the
+		 * host's socket table, its device events, and the same table
+		 * asked for with a bit the kernel drops. */
+		{ "netlink-route", AF_NETLINK, NETLINK_ROUTE },
+		{ "netlink-sock-diag", AF_NETLINK, NETLINK_SOCK_DIAG },
+		{ "netlink-uevent", AF_NETLINK, NETLINK_KOBJECT_UEVENT },
+		{ "netlink-sock-diag-high", AF_NETLINK, 0x100000000L | NETLINK_SOCK_DIAG },
 	};
 	int type = SOCK_DGRAM;
 
 	for (size_t i = 0; i < sizeof fams / sizeof fams[0]; i++) {
 		if (strcmp(fams[i].name, fam) != 0)
 			continue;
-		if (fams[i].fam == AF_PACKET)
+		if (fams[i].fam == AF_PACKET || strncmp(fam, "netlink-", 8) == 0)
 			type = SOCK_RAW;
 		if (fams[i].fam == 38 || fams[i].fam == 40 || fams[i].fam == 31)
 			type = SOCK_SEQPACKET;
-		long fd = syscall(SYS_socket, fams[i].fam, type, 0);
+		long fd = syscall(SYS_socket, fams[i].fam, type, fams[i].proto);
 		if (fd < 0 && (fams[i].fam == 38 || fams[i].fam == 40 || fams[i].fam == 31)) {
 			int e = errno;
 			fd = syscall(SYS_socket, fams[i].fam, SOCK_STREAM, 0);
@@ -256,6 +266,25 @@ cmd_socket(const char *fam)
 		return;
 	}
 	result("EINVAL unknown family");
+}
+
+/* getifaddrs (NETLINK_ROUTE), as node's os.networkInterfaces() calls it:
+ * "ok" and whether the loopback interface was among them. */
+static void
+cmd_ifaddrs(void)
+{
+	struct ifaddrs *ifa;
+	int lo = 0;
+
+	if (getifaddrs(&ifa) < 0) {
+		ok_or_errno(-1);
+		return;
+	}
+	for (struct ifaddrs *i = ifa; i != NULL; i = i->ifa_next)
+		if (strcmp(i->ifa_name, "lo") == 0)
+			lo = 1;
+	freeifaddrs(ifa);
+	result(lo ? "ok lo" : "ok no lo");
 }
 
 static void
@@ -805,7 +834,7 @@ static const struct cmd cmds[] = {
 	{ "read", 1 }, { "write", 2 }, { "open-write", 1 }, { "mkdir", 1 }, { "rename", 2 },
 	{ "unlink", 1 }, { "rmdir", 1 }, { "symlink", 2 }, { "stat", 1 }, { "ls", 1 },
 	{ "status", 0 }, { "fds", 0 }, { "pids", 0 }, { "env", 0 }, { "getenv", 1 },
-	{ "uid", 0 }, { "cwd", 0 }, { "socket", 1 }, { "connect-tcp", 2 },
+	{ "uid", 0 }, { "cwd", 0 }, { "socket", 1 }, { "ifaddrs", 0 }, { "connect-tcp", 2 },
 	{ "connect-abstract", 1 }, { "connect-unix", 1 }, { "syscall", 1 },
 	{ "tiocsti", 1 }, { "tiocsti-high", 1 }, { "tioclinux", 1 }, { "ctty", 1 },
 	{ "tiocsetd", 1 }, { "tioccons", 1 }, { "tiocsctty-steal", 1 }, { "pty-ctty", 0 },
@@ -881,6 +910,8 @@ main(int argc, char **argv)
 				result("ok %s", buf);
 		} else if (strcmp(c->name, "socket") == 0)
 			cmd_socket(a[0]);
+		else if (strcmp(c->name, "ifaddrs") == 0)
+			cmd_ifaddrs();
 		else if (strcmp(c->name, "connect-tcp") == 0)
 			cmd_connect_tcp(a[0], a[1]);
 		else if (strcmp(c->name, "connect-abstract") == 0)
