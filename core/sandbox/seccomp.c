@@ -14,6 +14,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <linux/netlink.h>
+
 #ifndef TIOCLINUX
 #define TIOCLINUX 0x541C
 #endif
@@ -81,15 +83,30 @@ add_rules(scmp_filter_ctx ctx, unsigned flags, char **err)
 		}
 	}
 
-	/* The kernel reads the request as an unsigned int: compare only the
-	 * low 32 bits, so TIOCSTI with high bits set is refused too. */
-	static const unsigned long ttyreqs[] = { TIOCSTI, TIOCLINUX };
+	/*
+	 * The pane's terminal is the host's pty: no typing into it (TIOCSTI,
+	 * TIOCLINUX), no other line discipline on it (TIOCSETD: with
+	 * dev.tty.ldisc_autoload = 1 asking for one loads its kernel module),
+	 * no console output sent to a terminal (TIOCCONS), and no terminal
+	 * stolen from the session that holds it (TIOCSCTTY with 1).  The last
+	 * two need CAP_SYS_ADMIN in the first user namespace, which a session
+	 * never has; the filter refuses them even so.  A pty of the sandbox's
+	 * own still becomes a controlling terminal (TIOCSCTTY with 0).  The
+	 * kernel reads the request and TIOCSCTTY's argument as ints: compare
+	 * only the low 32 bits, so a request with high bits set is refused too.
+	 */
+	static const unsigned long ttyreqs[] = { TIOCSTI, TIOCLINUX, TIOCSETD, TIOCCONS };
 	for (size_t i = 0; i < ARRAY_SIZE(ttyreqs); i++) {
 		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 1,
 				     SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, ttyreqs[i]));
 		if (r < 0)
 			goto fail_ioctl;
 	}
+	r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EPERM), SCMP_SYS(ioctl), 2,
+			     SCMP_A1(SCMP_CMP_MASKED_EQ, 0xffffffffu, TIOCSCTTY),
+			     SCMP_A2(SCMP_CMP_MASKED_EQ, 0xffffffffu, 1));
+	if (r < 0)
+		goto fail_ioctl;
 
 	for (size_t i = 0; i < ARRAY_SIZE(refused); i++) {
 		r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(refused[i].err), refused[i].nr, 0);
@@ -111,10 +128,11 @@ add_rules(scmp_filter_ctx ctx, unsigned flags, char **err)
 	}
 
 	/*
-	 * socket(): unix, inet, inet6 and netlink only.  libseccomp cannot AND
-	 * two comparisons of one argument, so refuse every other family below
-	 * AF_NETLINK one by one and everything above it in one rule (a value
-	 * with high bits set is above it too, and refused).
+	 * socket(): unix, inet, inet6 and netlink only (of netlink, one
+	 * protocol: below).  libseccomp cannot AND two comparisons of one
+	 * argument, so refuse every other family below AF_NETLINK one by one
+	 * and everything above it in one rule (a value with high bits set is
+	 * above it too, and refused).
 	 */
 	for (int fam = 0; fam < AF_NETLINK; fam++) {
 		if (fam == AF_UNIX || fam == AF_INET || fam == AF_INET6)
@@ -126,6 +144,26 @@ add_rules(scmp_filter_ctx ctx, unsigned flags, char **err)
 	}
 	r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 1,
 			     SCMP_A0(SCMP_CMP_GT, (scmp_datum_t)AF_NETLINK, 0));
+	if (r < 0)
+		goto fail_socket;
+
+	/*
+	 * Netlink: NETLINK_ROUTE alone, which glibc's getifaddrs and
+	 * getaddrinfo's AI_ADDRCONFIG use (node's os.networkInterfaces()
+	 * through libuv).  The others tell the sandbox about the host (with
+	 * the network on, NETLINK_SOCK_DIAG lists every socket's name, the
+	 * tmux server's among them; KOBJECT_UEVENT its device events).  All 64
+	 * bits are compared: a protocol with high bits set is refused too,
+	 * even where the kernel would read NETLINK_ROUTE in it.  EAFNOSUPPORT
+	 * as for the other families, not EPERM: it is what a kernel without
+	 * the family gives (EPROTONOSUPPORT without the protocol), and what
+	 * libaudit's callers (pam_faillock, hwclock, systemd) take as "no
+	 * audit in this kernel" and go on; EPERM is an error to them
+	 * (pam_faillock refuses, hwclock exits).
+	 */
+	r = seccomp_rule_add(ctx, SCMP_ACT_ERRNO(EAFNOSUPPORT), SCMP_SYS(socket), 2,
+			     SCMP_A0(SCMP_CMP_EQ, (scmp_datum_t)AF_NETLINK, 0),
+			     SCMP_A2(SCMP_CMP_NE, (scmp_datum_t)NETLINK_ROUTE, 0));
 	if (r < 0)
 		goto fail_socket;
 	return 0;

@@ -18,6 +18,7 @@
 #include <sched.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
@@ -25,7 +26,12 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <linux/tty.h>
+
 #include "sandbox.h"
+#include "seccomp-filter.h"
 #include "support.h"
 #include "util.h"
 
@@ -711,6 +717,69 @@ drain(int m, int ms)
 	return buf;
 }
 
+/*
+ * The control beside an attack: the probe with args (NULL-terminated)
+ * outside the sandbox, its output.  tty_fd >= 0 becomes its stdin and
+ * controlling terminal, as in sb_spawn.  filtered: under the session's
+ * seccomp filter alone (no bwrap), so that a call the kernel would refuse
+ * inside the sandbox anyway shows the filter's own refusal.
+ */
+static char *
+probe_outside(const struct sb *s, int tty_fd, bool filtered, const char *const *args)
+{
+	int p[2];
+	pid_t pid;
+	char *out;
+
+	cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		char *argv[64];
+		size_t n = 0;
+
+		if (tty_fd >= 0) {
+			setsid();
+			if (ioctl(tty_fd, TIOCSCTTY, 0) < 0)
+				_exit(98);
+			dup2(tty_fd, 0);
+		}
+		dup2(p[1], 1);
+		dup2(p[1], 2);
+		if (filtered) {
+			struct sock_filter prog[4096];
+			char *err = NULL;
+			int fd = sandbox_seccomp_fd(0, &err);
+			ssize_t len = fd >= 0 ? read(fd, prog, sizeof prog) : -1;
+			struct sock_fprog fprog = { .len = (unsigned short)(len / 8),
+						    .filter = prog };
+			if (len <= 0 || len % 8 != 0 || (size_t)len == sizeof prog ||
+			    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 ||
+			    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &fprog) < 0) {
+				dprintf(2, "FILTER-FAILED: %s\n",
+					err != NULL ? err : strerror(errno));
+				_exit(97);
+			}
+		}
+		argv[n++] = s->probe;
+		for (; *args != NULL && n < 63; args++)
+			argv[n++] = (char *)*args;
+		argv[n] = NULL;
+		execv(s->probe, argv);
+		_exit(127);
+	}
+	close(p[1]);
+	out = read_all(p[0]);
+	close(p[0]);
+	while (waitpid(pid, NULL, 0) < 0 && errno == EINTR)
+		;
+	cr_log_info("probe outside%s:\n%s", filtered ? ", filtered" : "", out);
+	return out;
+}
+
+#define OUTSIDE(s, tty, filtered, ...) \
+	probe_outside((s), (tty), (filtered), (const char *const[]){ __VA_ARGS__, NULL })
+
 Test(sandbox, no_terminal_injection_yet_a_working_terminal)
 {
 	struct sb s;
@@ -736,26 +805,65 @@ Test(sandbox, no_terminal_injection_yet_a_working_terminal)
 	 * above is the filter's doing (root may always inject). */
 	if (geteuid() == 0) {
 		m = open_pty(&slave);
-		int p[2];
-		cr_assert_eq(pipe(p), 0);
-		pid_t pid = fork();
-		if (pid == 0) {
-			setsid();
-			ioctl(slave, TIOCSCTTY, 0);
-			dup2(slave, 0);
-			dup2(p[1], 1);
-			execl(s.probe, s.probe, "tiocsti-high", "0", (char *)NULL);
-			_exit(127);
-		}
-		close(p[1]);
-		char *out = read_all(p[0]);
-		waitpid(pid, NULL, 0);
+		char *out = OUTSIDE(&s, slave, false, "tiocsti-high", "0");
 		cr_expect_str_eq(out, "tiocsti-high 0: ok\n");
 		echoed = drain(m, 200);
 		cr_expect(strchr(echoed, 'Q') != NULL, "control did not inject: '%s'", echoed);
 		close(m);
 		close(slave);
 	}
+	sb_free(&s);
+}
+
+/*
+ * The pane's terminal is the host's pty: the sandbox may use it as a
+ * terminal (termios, its size, jobs in the foreground, a pty of its own for
+ * a shell) but not change its line discipline (TIOCSETD; with
+ * dev.tty.ldisc_autoload = 1 another one loads a kernel module), send the
+ * console to it (TIOCCONS) or take it from the session that holds it
+ * (TIOCSCTTY with 1).  The attack asks for N_TTY, the discipline the pty
+ * has, so that a control can run it on a pty of the test's own.
+ */
+Test(sandbox, no_line_discipline_console_or_stolen_terminal)
+{
+	struct sb s;
+	int slave, m, disc = -1;
+
+	sb_init(&s);
+	m = open_pty(&slave);
+	sb_run_tty(&s, slave,
+		   (const char *const[]){ "tiocsetd", "0", "tioccons", "0", "tiocsctty-steal", "0",
+					  "ctty", "0", "tty-use", "0", "pty-ctty", NULL });
+	EXPECT(&s, "tiocsetd 0", "EPERM");
+	/* the kernel refuses these two as well (CAP_SYS_ADMIN in the first
+	 * user namespace); the filter's part is shown below */
+	EXPECT(&s, "tioccons 0", "EPERM");
+	EXPECT(&s, "tiocsctty-steal 0", "EPERM");
+	/* controls: still its controlling terminal, and a working one */
+	EXPECT(&s, "ctty 0", "ok");
+	EXPECT(&s, "tty-use 0", "ok");
+	EXPECT(&s, "pty-ctty", "ok");
+	cr_expect_eq(ioctl(slave, TIOCGETD, &disc), 0);
+	cr_expect_eq(disc, N_TTY);
+	close(m);
+	close(slave);
+
+	/* Controls outside, on a pty of the test's own: the same TIOCSETD
+	 * works without the filter and not under it alone. */
+	m = open_pty(&slave);
+	cr_expect_str_eq(OUTSIDE(&s, slave, false, "tiocsetd", "0"), "tiocsetd 0: ok\n");
+	cr_expect_str_eq(OUTSIDE(&s, slave, true, "tiocsetd", "0"), "tiocsetd 0: EPERM\n");
+	/* root takes a terminal from another session, but not under the
+	 * filter (TIOCCONS has no such control: it would send the host's
+	 * console to the test's pty) */
+	if (geteuid() == 0) {
+		cr_expect_str_eq(OUTSIDE(&s, slave, false, "tiocsctty-steal", "0"),
+				 "tiocsctty-steal 0: ok\n");
+		cr_expect_str_eq(OUTSIDE(&s, slave, true, "tiocsctty-steal", "0", "ctty", "0"),
+				 "tiocsctty-steal 0: EPERM\nctty 0: ok\n");
+	}
+	close(m);
+	close(slave);
 	sb_free(&s);
 }
 
@@ -795,6 +903,33 @@ Test(sandbox, syscall_filter)
 	EXPECT(&s, "socket vsock", "EAFNOSUPPORT");
 	EXPECT(&s, "socket key", "EAFNOSUPPORT");
 	EXPECT(&s, "socket inet-high", "EAFNOSUPPORT");
+	sb_free(&s);
+}
+
+/*
+ * Netlink: NETLINK_ROUTE (getifaddrs, node's os.networkInterfaces()) and no
+ * other protocol: with the network on, NETLINK_SOCK_DIAG would list the
+ * host's sockets by name and KOBJECT_UEVENT its device events.
+ */
+Test(sandbox, netlink_route_only)
+{
+	struct sb s;
+
+	sb_init(&s);
+	s.pol.net = true; /* the host's network, where the others would tell the most */
+	RUN(&s, "socket", "netlink-route", "ifaddrs", "socket", "netlink-sock-diag", "socket",
+	    "netlink-uevent", "socket", "netlink-sock-diag-high");
+	EXPECT(&s, "socket netlink-route", "ok");
+	EXPECT(&s, "ifaddrs", "ok lo");
+	EXPECT(&s, "socket netlink-sock-diag", "EAFNOSUPPORT");
+	EXPECT(&s, "socket netlink-uevent", "EAFNOSUPPORT");
+	EXPECT(&s, "socket netlink-sock-diag-high", "EAFNOSUPPORT");
+
+	/* Control: the same opens succeed in the test's own process tree. */
+	cr_expect_str_eq(OUTSIDE(&s, -1, false, "socket", "netlink-sock-diag", "socket",
+				 "netlink-uevent", "socket", "netlink-sock-diag-high"),
+			 "socket netlink-sock-diag: ok\nsocket netlink-uevent: ok\n"
+			 "socket netlink-sock-diag-high: ok\n");
 	sb_free(&s);
 }
 

@@ -7,7 +7,10 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ifaddrs.h>
 #include <linux/keyctl.h>
+#include <linux/netlink.h>
+#include <linux/tty.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -225,24 +228,32 @@ cmd_getenv(const char *name)
 static void
 cmd_socket(const char *fam)
 {
-	static const struct { const char *name; long fam; } fams[] = {
-		{ "unix", AF_UNIX }, { "inet", AF_INET }, { "inet6", AF_INET6 },
-		{ "netlink", AF_NETLINK }, { "packet", AF_PACKET }, { "bluetooth", 31 },
-		{ "alg", 38 }, { "vsock", 40 }, { "key", 15 }, { "x25", 9 },
+	static const struct { const char *name; long fam; long proto; } fams[] = {
+		{ "unix", AF_UNIX, 0 }, { "inet", AF_INET, 0 }, { "inet6", AF_INET6, 0 },
+		{ "netlink", AF_NETLINK, 0 }, { "packet", AF_PACKET, 0 },
+		{ "bluetooth", 31, 0 }, { "alg", 38, 0 }, { "vsock", 40, 0 }, { "key", 15, 0 },
+		{ "x25", 9, 0 },
 		/* 0x100000002: AF_INET to a kernel that reads an int, but not to a
 		 * filter comparing 64 bits naively. */
-		{ "inet-high", 0x100000002L },
+		{ "inet-high", 0x100000002L, 0 },
+		/* Netlink's protocols, raw like ss and udevadm open them: the
+		 * host's socket table, its device events, and the same table
+		 * asked for with a bit the kernel drops. */
+		{ "netlink-route", AF_NETLINK, NETLINK_ROUTE },
+		{ "netlink-sock-diag", AF_NETLINK, NETLINK_SOCK_DIAG },
+		{ "netlink-uevent", AF_NETLINK, NETLINK_KOBJECT_UEVENT },
+		{ "netlink-sock-diag-high", AF_NETLINK, 0x100000000L | NETLINK_SOCK_DIAG },
 	};
 	int type = SOCK_DGRAM;
 
 	for (size_t i = 0; i < sizeof fams / sizeof fams[0]; i++) {
 		if (strcmp(fams[i].name, fam) != 0)
 			continue;
-		if (fams[i].fam == AF_PACKET)
+		if (fams[i].fam == AF_PACKET || strncmp(fam, "netlink-", 8) == 0)
 			type = SOCK_RAW;
 		if (fams[i].fam == 38 || fams[i].fam == 40 || fams[i].fam == 31)
 			type = SOCK_SEQPACKET;
-		long fd = syscall(SYS_socket, fams[i].fam, type, 0);
+		long fd = syscall(SYS_socket, fams[i].fam, type, fams[i].proto);
 		if (fd < 0 && (fams[i].fam == 38 || fams[i].fam == 40 || fams[i].fam == 31)) {
 			int e = errno;
 			fd = syscall(SYS_socket, fams[i].fam, SOCK_STREAM, 0);
@@ -255,6 +266,25 @@ cmd_socket(const char *fam)
 		return;
 	}
 	result("EINVAL unknown family");
+}
+
+/* getifaddrs (NETLINK_ROUTE), as node's os.networkInterfaces() calls it:
+ * "ok" and whether the loopback interface was among them. */
+static void
+cmd_ifaddrs(void)
+{
+	struct ifaddrs *ifa;
+	int lo = 0;
+
+	if (getifaddrs(&ifa) < 0) {
+		ok_or_errno(-1);
+		return;
+	}
+	for (struct ifaddrs *i = ifa; i != NULL; i = i->ifa_next)
+		if (strcmp(i->ifa_name, "lo") == 0)
+			lo = 1;
+	freeifaddrs(ifa);
+	result(lo ? "ok lo" : "ok no lo");
 }
 
 static void
@@ -407,6 +437,152 @@ cmd_tioclinux(const char *fdstr)
 		return;
 	}
 	ok_or_errno(syscall(SYS_ioctl, (int)fd, (unsigned long)TIOCLINUX, &sub));
+}
+
+/* TIOCSETD to N_TTY: the attack would ask for another line discipline
+ * (and load its module); asking for the one the terminal has changes
+ * nothing, so the control may run on a pty the test made. */
+static void
+cmd_tiocsetd(const char *fdstr)
+{
+	long fd;
+	int disc = N_TTY;
+
+	if (parse_int(fdstr, &fd) < 0) {
+		result("EINVAL");
+		return;
+	}
+	ok_or_errno(syscall(SYS_ioctl, (int)fd, (unsigned long)TIOCSETD, &disc));
+}
+
+/* TIOCCONS: console output to this terminal. */
+static void
+cmd_tioccons(const char *fdstr)
+{
+	long fd;
+
+	if (parse_int(fdstr, &fd) < 0) {
+		result("EINVAL");
+		return;
+	}
+	ok_or_errno(syscall(SYS_ioctl, (int)fd, (unsigned long)TIOCCONS));
+}
+
+/* The result of fn(fd) in a child of a session of its own, where a terminal
+ * can become the controlling one: the child exits with the errno. */
+static void
+in_new_session(int fd, int (*fn)(int))
+{
+	int st;
+	pid_t pid = fork();
+
+	if (pid < 0) {
+		ok_or_errno(-1);
+		return;
+	}
+	if (pid == 0) {
+		if (setsid() < 0)
+			_exit(errno);
+		_exit(fn(fd) < 0 ? errno : 0);
+	}
+	while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+		;
+	if (!WIFEXITED(st))
+		result("EINVAL child ended by a signal");
+	else if (WEXITSTATUS(st) != 0)
+		result("%s", strerrorname_np(WEXITSTATUS(st)));
+	else
+		result("ok");
+}
+
+static int
+steal_tty(int fd)
+{
+	return ioctl(fd, TIOCSCTTY, 1);
+}
+
+static int
+take_tty(int fd)
+{
+	return ioctl(fd, TIOCSCTTY, 0);
+}
+
+/* TIOCSCTTY with 1: take fd's terminal from the session that holds it. */
+static void
+cmd_tiocsctty_steal(const char *fdstr)
+{
+	long fd;
+
+	if (parse_int(fdstr, &fd) < 0) {
+		result("EINVAL");
+		return;
+	}
+	in_new_session((int)fd, steal_tty);
+}
+
+/* A pty of the process's own becomes its controlling terminal, as a harness
+ * runs a shell in one. */
+static void
+cmd_pty_ctty(void)
+{
+	int m = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC), s = -1;
+
+	if (m >= 0 && grantpt(m) == 0 && unlockpt(m) == 0)
+		s = open(ptsname(m), O_RDWR | O_NOCTTY | O_CLOEXEC);
+	if (s < 0)
+		ok_or_errno(-1);
+	else
+		in_new_session(s, take_tty);
+	if (s >= 0)
+		close(s);
+	if (m >= 0)
+		close(m);
+}
+
+/* What a full-screen program and a shell do with their terminal: termios
+ * read and set, the size read and set (to what it is), a job of their own
+ * put in the foreground and taken back. */
+static void
+cmd_tty_use(const char *fdstr)
+{
+	long fd;
+	struct termios t;
+	struct winsize ws;
+	pid_t job;
+
+	if (parse_int(fdstr, &fd) < 0) {
+		result("EINVAL");
+		return;
+	}
+	if (tcgetattr((int)fd, &t) < 0 || tcsetattr((int)fd, TCSANOW, &t) < 0 ||
+	    ioctl((int)fd, TIOCGWINSZ, &ws) < 0 || ioctl((int)fd, TIOCSWINSZ, &ws) < 0) {
+		ok_or_errno(-1);
+		return;
+	}
+	signal(SIGTTOU, SIG_IGN); /* as a shell does, to set the foreground */
+	if (setpgid(0, 0) < 0 || tcsetpgrp((int)fd, getpgrp()) < 0) {
+		ok_or_errno(-1);
+		return;
+	}
+	job = fork();
+	if (job == 0) {
+		setpgid(0, 0);
+		pause();
+		_exit(0);
+	}
+	int r = -1;
+	errno = ENOTTY; /* the terminal did not name the job's group as foreground */
+	if (job > 0 && setpgid(job, job) == 0 && tcsetpgrp((int)fd, job) == 0 &&
+	    tcgetpgrp((int)fd) == job)
+		r = tcsetpgrp((int)fd, getpgrp());
+	int e = errno;
+	if (job > 0) {
+		kill(job, SIGKILL);
+		waitpid(job, NULL, 0);
+	}
+	signal(SIGTTOU, SIG_DFL);
+	errno = e;
+	ok_or_errno(r);
 }
 
 static void
@@ -658,11 +834,13 @@ static const struct cmd cmds[] = {
 	{ "read", 1 }, { "write", 2 }, { "open-write", 1 }, { "mkdir", 1 }, { "rename", 2 },
 	{ "unlink", 1 }, { "rmdir", 1 }, { "symlink", 2 }, { "stat", 1 }, { "ls", 1 },
 	{ "status", 0 }, { "fds", 0 }, { "pids", 0 }, { "env", 0 }, { "getenv", 1 },
-	{ "uid", 0 }, { "cwd", 0 }, { "socket", 1 }, { "connect-tcp", 2 },
+	{ "uid", 0 }, { "cwd", 0 }, { "socket", 1 }, { "ifaddrs", 0 }, { "connect-tcp", 2 },
 	{ "connect-abstract", 1 }, { "connect-unix", 1 }, { "syscall", 1 },
 	{ "tiocsti", 1 }, { "tiocsti-high", 1 }, { "tioclinux", 1 }, { "ctty", 1 },
-	{ "open-tty", 0 }, { "sleep", 2 }, { "exit", 1 }, { "tee", 1 }, { "winch", 1 },
-	{ "ptrace-init", 1 }, { "vm-writev", 1 }, { "pidfd-getfd", 1 }, { "daemon", 2 },
+	{ "tiocsetd", 1 }, { "tioccons", 1 }, { "tiocsctty-steal", 1 }, { "pty-ctty", 0 },
+	{ "tty-use", 1 }, { "open-tty", 0 }, { "sleep", 2 }, { "exit", 1 }, { "tee", 1 },
+	{ "winch", 1 }, { "ptrace-init", 1 }, { "vm-writev", 1 }, { "pidfd-getfd", 1 },
+	{ "daemon", 2 },
 };
 
 int
@@ -732,6 +910,8 @@ main(int argc, char **argv)
 				result("ok %s", buf);
 		} else if (strcmp(c->name, "socket") == 0)
 			cmd_socket(a[0]);
+		else if (strcmp(c->name, "ifaddrs") == 0)
+			cmd_ifaddrs();
 		else if (strcmp(c->name, "connect-tcp") == 0)
 			cmd_connect_tcp(a[0], a[1]);
 		else if (strcmp(c->name, "connect-abstract") == 0)
@@ -746,6 +926,16 @@ main(int argc, char **argv)
 			cmd_tiocsti(a[0], 1);
 		else if (strcmp(c->name, "tioclinux") == 0)
 			cmd_tioclinux(a[0]);
+		else if (strcmp(c->name, "tiocsetd") == 0)
+			cmd_tiocsetd(a[0]);
+		else if (strcmp(c->name, "tioccons") == 0)
+			cmd_tioccons(a[0]);
+		else if (strcmp(c->name, "tiocsctty-steal") == 0)
+			cmd_tiocsctty_steal(a[0]);
+		else if (strcmp(c->name, "pty-ctty") == 0)
+			cmd_pty_ctty();
+		else if (strcmp(c->name, "tty-use") == 0)
+			cmd_tty_use(a[0]);
 		else if (strcmp(c->name, "ctty") == 0)
 			cmd_ctty(a[0]);
 		else if (strcmp(c->name, "open-tty") == 0) {
