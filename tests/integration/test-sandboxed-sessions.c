@@ -931,7 +931,10 @@ Test(sandboxed, no_harness_settings_planted_in_the_project)
 	char *w1 = fmt("write %s {\"hooks\":1}", settings), *w2 = fmt("write %s notify=1", codex);
 	char *w3 = fmt("write %s {}", agent), *w4 = fmt("write %s evil", own);
 	char *w5 = fmt("write %s x", src);
-	char *args = fmt("%s %s %s %s %s sleep 60 pp-alive", w1, w2, w3, w4, w5);
+	/* files that do not exist yet: claude's and codex's local instructions */
+	char *local = fmt("%s/CLAUDE.local.md", proj), *ovr = fmt("%s/AGENTS.override.md", proj);
+	char *w6 = fmt("write %s obey", local), *w7 = fmt("write %s obey", ovr);
+	char *args = fmt("%s %s %s %s %s %s %s sleep 60 pp-alive", w1, w2, w3, w4, w5, w6, w7);
 	char *h = probe_harness("pp", args), *ini = fmt("%sproject_protect = .pp-hooks/\n", h);
 	write_ini(ini);
 	char *out = sbx_out("pp");
@@ -943,9 +946,18 @@ Test(sandboxed, no_harness_settings_planted_in_the_project)
 	EXPECT_RES(out, id, w3, "EROFS");
 	EXPECT_RES(out, id, w4, "EROFS");
 	EXPECT_RES(out, id, w5, "ok"); /* control */
+	EXPECT_RES(out, id, w6, "EISDIR");
+	EXPECT_RES(out, id, w7, "EISDIR");
 	EXPECT_RES(out, id, "sleep 60 pp-alive", "ok started");
 	cr_expect_str_eq(slurp(settings), "{}\n");
 	cr_expect(!exists(codex) && !exists(agent) && !exists(own));
+	/* what a harness run later outside would read: no file, only an empty
+	 * directory holding the name */
+	struct stat lst;
+	cr_expect(stat(local, &lst) == 0 && S_ISDIR(lst.st_mode) && rmdir(local) == 0,
+		  "CLAUDE.local.md is no empty directory");
+	cr_expect(stat(ovr, &lst) == 0 && S_ISDIR(lst.st_mode) && rmdir(ovr) == 0,
+		  "AGENTS.override.md is no empty directory");
 
 	/* In the argv of every start; not stored (they follow the plugins). */
 	char *db = fmt("%s/.local/share/hqt/hqt.db", te.home);
@@ -977,6 +989,9 @@ Test(sandboxed, no_harness_settings_planted_in_the_project)
 	long ctl = run_new(&te, "p", "pp", NULL);
 	EXPECT_RES(host, ctl, w2, "ok");
 	EXPECT_RES(host, ctl, w4, "ok");
+	EXPECT_RES(host, ctl, w6, "ok");
+	EXPECT_RES(host, ctl, w7, "ok");
+	cr_expect_str_eq(slurp(local), "obey");
 
 	/* A link where .codex/ belongs: refused before a row or a window. */
 	char *elsewhere = fmt("%s/elsewhere", te.root), *dot = fmt("%s/.codex", proj);
