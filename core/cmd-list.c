@@ -31,11 +31,15 @@ const struct cmd_entry cmd_list_entry = {
 static const char *
 sandbox_text(const struct db_session *s, char *buf, size_t len)
 {
-	bool fs_rw, net;
+	bool fs_rw;
+	int net;
 
 	switch (session_sandbox(s, &fs_rw, &net)) {
 	case 0: return "-";
-	case 1: snprintf(buf, len, "%s/%s", fs_rw ? "rw" : "ro", net ? "net" : "nonet"); return buf;
+	case 1:
+		snprintf(buf, len, "%s/%s", fs_rw ? "rw" : "ro",
+			 net == CONFIG_NET_ALLOW ? "allow" : net == CONFIG_NET_ON ? "net" : "nonet");
+		return buf;
 	default: return "?";
 	}
 }

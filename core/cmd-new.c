@@ -22,7 +22,8 @@ const struct cmd_entry cmd_new_entry = {
 	.name = "new",
 	/* One line: usage errors quote it, and an error is one line. */
 	.usage = "new PROJECT|. HARNESS [--nickname N] [--model M] [--sandbox|--no-sandbox] "
-		 "[--fs ro|rw] [--net on|off] [--worktree[=BRANCH]|--no-worktree] [--attach] "
+		 "[--fs ro|rw] [--net on|off|allow[:LIST]] [--worktree[=BRANCH]|--no-worktree] "
+		 "[--attach] "
 		 "[--dry-run]",
 	.summary = "start a session; prints its number",
 	.help = "Options:\n"
@@ -31,7 +32,13 @@ const struct cmd_entry cmd_new_entry = {
 		"  --sandbox         run it in a bubblewrap sandbox (default: [sandbox] enabled)\n"
 		"  --no-sandbox      run it without one\n"
 		"  --fs ro|rw        the project read-only or writable inside the sandbox\n"
-		"  --net on|off      the host network, or none at all, inside the sandbox\n"
+		"  --net on|off|allow[:LIST]\n"
+		"                    the host network, none at all, or only the hosts of LIST\n"
+		"                    through a proxy of the session's own (squid): LIST is comma\n"
+		"                    separated, each entry a host name, *.domain (its\n"
+		"                    subdomains) or + (the harness's own hosts: its model API\n"
+		"                    and login), with an optional :PORT (default 443);\n"
+		"                    allow alone is allow:+\n"
 		"  --worktree[=BRANCH]  run it in a git worktree of its own, on a new branch\n"
 		"                    (default hqt/<number>-<nickname>) from the project's HEAD\n"
 		"  --no-worktree     run it in the project itself\n"
@@ -132,6 +139,10 @@ fail:
 	return NULL;
 }
 
+/* --net's list: alive as long as the request that points to it (a
+ * command's life), so kept beside it. */
+static struct config_net net;
+
 static int
 cmd_new_exec(struct hqt_app *app, int argc, char **argv)
 {
@@ -149,7 +160,7 @@ cmd_new_exec(struct hqt_app *app, int argc, char **argv)
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
-	struct session_request r = { NULL, NULL, NULL, NULL, -1, -1, -1, -1, NULL };
+	struct session_request r = { NULL, NULL, NULL, NULL, -1, -1, -1, NULL, -1, NULL };
 	bool dry = false, attach = false;
 	char *here = NULL;
 	int c, rc;
@@ -167,11 +178,17 @@ cmd_new_exec(struct hqt_app *app, int argc, char **argv)
 				return cmd_usage_error(&cmd_new_entry, "--fs takes ro or rw");
 			r.fs_rw = strcmp(optarg, "rw") == 0;
 			break;
-		case 'N':
-			if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0)
-				return cmd_usage_error(&cmd_new_entry, "--net takes on or off");
-			r.net = strcmp(optarg, "on") == 0;
+		case 'N': {
+			char *why = NULL;
+			if (config_net_parse(optarg, &net, &why) != 0) {
+				rc = cmd_usage_error(&cmd_new_entry, "--net: %s", why);
+				free(why);
+				return rc;
+			}
+			r.net = net.allow ? CONFIG_NET_ALLOW : net.on ? CONFIG_NET_ON : CONFIG_NET_OFF;
+			r.net_list = net.allow ? &net.list : NULL;
 			break;
+		}
 		case 'd': dry = true; break;
 		case 'w':
 			r.worktree = 1;

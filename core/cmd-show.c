@@ -120,7 +120,8 @@ cmd_show_exec(struct hqt_app *app, int argc, char **argv)
 		return json_print(o) == 0 ? EXIT_OK : EXIT_FAIL;
 	}
 	char num[32], window[32], *line;
-	bool fs_rw, net;
+	bool fs_rw;
+	int net;
 	snprintf(num, sizeof num, "%lld", s->id);
 	session_window_name(s->id, window, sizeof window);
 	field("session", num);
@@ -135,8 +136,18 @@ cmd_show_exec(struct hqt_app *app, int argc, char **argv)
 	if (session_sandbox(s, &fs_rw, &net) == 1) {
 		char sb[64];
 		char *state = session_state_dir(s);
-		snprintf(sb, sizeof sb, "fs %s, network %s", fs_rw ? "rw" : "ro", net ? "on" : "off");
+		snprintf(sb, sizeof sb, "fs %s, network %s", fs_rw ? "rw" : "ro",
+			 session_net_name(net));
 		field("sandbox", sb);
+		if (net == CONFIG_NET_ALLOW) {
+			struct strv l = STRV_INIT;
+			char *joined;
+			session_net_list(s, &l);
+			joined = l.n > 0 ? strv_join_quoted(&l) : xstrdup("(none: no network)");
+			field("allowed hosts", joined);
+			free(joined);
+			strv_clear(&l);
+		}
 		field("private state", state);
 		free(state);
 	} else

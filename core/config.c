@@ -124,6 +124,7 @@ enum kind {
 	K_PATHS,        /* a list of paths */
 	K_ENV,          /* a list of variable names */
 	K_WORKTREE,     /* never | ask | always */
+	K_NET,          /* on | off | allow[:LIST], into sandbox.net, net_allow, net_list */
 	K_STRING,       /* kept as written (a command line split later) */
 };
 
@@ -142,7 +143,7 @@ static const struct known_key known_keys[] = {
 	{ "plugins", "load", K_LOAD, offsetof(struct config, plugins_load) },
 	{ "sandbox", "enabled", K_BOOL, offsetof(struct config, sandbox.enabled) },
 	{ "sandbox", "fs", K_FS, offsetof(struct config, sandbox.fs_rw) },
-	{ "sandbox", "net", K_BOOL, offsetof(struct config, sandbox.net) },
+	{ "sandbox", "net", K_NET, offsetof(struct config, sandbox) },
 	{ "sandbox", "allow_ptrace", K_BOOL, offsetof(struct config, sandbox.allow_ptrace) },
 	{ "sandbox", "ro_binds", K_PATHS, offsetof(struct config, sandbox.ro_binds) },
 	{ "sandbox", "rw_binds", K_PATHS, offsetof(struct config, sandbox.rw_binds) },
@@ -472,6 +473,22 @@ set_known(struct parse *st, const struct known_key *k, const char *value)
 		free(*str);
 		*str = *value != '\0' ? xstrdup(value) : NULL;
 		break;
+	case K_NET: {
+		struct sandbox_defaults *d = field;
+		struct config_net net = { false, false, STRV_INIT };
+		char *why = NULL;
+
+		if (config_net_parse(value, &net, &why) != 0) {
+			bad_value(st, k->section, k->name, value, why);
+			free(why);
+			break;
+		}
+		d->net = net.on;
+		d->net_allow = net.allow;
+		strv_clear(&d->net_list);
+		d->net_list = net.list;
+		break;
+	}
 	case K_WORKTREE: {
 		int *w = field;
 		if (strcasecmp(value, "never") == 0)
@@ -740,6 +757,114 @@ reader(char *buf, int size, void *stream)
 		}
 	}
 	return buf;
+}
+
+bool
+config_net_host_valid(const char *name)
+{
+	size_t len = strlen(name), labels = 0;
+	const char *last = name;
+
+	if (len == 0 || len > 253)
+		return false;
+	for (const char *s = name; *s != '\0';) {
+		size_t n = strspn(s, "abcdefghijklmnopqrstuvwxyz0123456789-");
+
+		if (n == 0 || n > 63 || s[0] == '-' || s[n - 1] == '-' || (s[n] != '.' && s[n] != '\0'))
+			return false;
+		labels++;
+		last = s;
+		s += n;
+		if (*s == '.' && *++s == '\0')
+			return false; /* a trailing dot */
+	}
+	/* Two labels at least, and a last one that is no number: no IP
+	 * literal (198.18.0.1, 2130706433) passes for a name. */
+	return labels >= 2 && strspn(last, "0123456789") != strlen(last);
+}
+
+int
+config_net_entry(const char *item, struct strv *out)
+{
+	char *e = xstrdup(item), *colon, *name;
+	long port = 443;
+	int rc = -1;
+
+	for (char *c = e; *c != '\0'; c++)
+		*c = (char)tolower((unsigned char)*c);
+	if (strcmp(e, "+") == 0) {
+		if (strv_find(out, "+") < 0)
+			strv_push(out, "+");
+		free(e);
+		return 0;
+	}
+	if ((colon = strchr(e, ':')) != NULL) {
+		*colon = '\0';
+		if (parse_long(colon + 1, &port) != 0 || port < 1 || port > 65535 ||
+		    colon[1] == '+' || colon[1] == '0')
+			goto out;
+	}
+	name = strncmp(e, "*.", 2) == 0 ? e + 2 : e;
+	if (config_net_host_valid(name)) {
+		char *n = xasprintf("%s:%ld", e, port);
+		if (strv_find(out, n) < 0)
+			strv_push(out, n);
+		free(n);
+		rc = 0;
+	}
+out:
+	free(e);
+	return rc;
+}
+
+int
+config_net_parse(const char *value, struct config_net *out, char **why)
+{
+	struct strv items = STRV_INIT, list = STRV_INIT;
+	const char *rest = NULL;
+	bool b;
+
+	if (parse_bool(value, &b) == 0) {
+		out->on = b;
+		out->allow = false;
+		strv_clear(&out->list);
+		return 0;
+	}
+	if (strcasecmp(value, "allow") == 0)
+		rest = "+";
+	else if (strncasecmp(value, "allow:", 6) == 0)
+		rest = value + 6;
+	if (rest == NULL) {
+		set_err(why, "%s", CONFIG_NET_FORMS);
+		return -1;
+	}
+	strv_split(&items, rest, ',', 0);
+	if (items.n == 0 || items.n > CONFIG_NET_MAX) {
+		set_err(why, "%s entries after allow: (%s)", items.n == 0 ? "no" : "too many",
+			CONFIG_NET_FORMS);
+		strv_clear(&items);
+		return -1;
+	}
+	for (size_t i = 0; i < items.n; i++)
+		if (config_net_entry(items.v[i], &list) != 0) {
+			char shown[81];
+			size_t n = 0;
+
+			/* shown as typed, but never a control character */
+			for (const char *c = items.v[i]; *c != '\0' && n < sizeof shown - 1; c++)
+				shown[n++] = (unsigned char)*c < 0x20 || *c == 0x7f ? '?' : *c;
+			shown[n] = '\0';
+			set_err(why, "'%s' is no allow entry (accepted: %s)", shown, CONFIG_NET_FORMS);
+			strv_clear(&items);
+			strv_clear(&list);
+			return -1;
+		}
+	strv_clear(&items);
+	out->on = false;
+	out->allow = true;
+	strv_clear(&out->list);
+	out->list = list;
+	return 0;
 }
 
 /* Defaults that need no lookup: everything but plugin_dir and db_path. */
@@ -1124,6 +1249,7 @@ config_free(struct config *cfg)
 	free(cfg->tmux_socket);
 	free(cfg->tmux_session);
 	strv_clear(&cfg->plugins_load);
+	strv_clear(&cfg->sandbox.net_list);
 	strv_clear(&cfg->sandbox.ro_binds);
 	strv_clear(&cfg->sandbox.rw_binds);
 	strv_clear(&cfg->sandbox.env);

@@ -19,7 +19,9 @@ struct config_section {
 struct sandbox_defaults {
 	bool enabled;        /* default false */
 	bool fs_rw;          /* default true (fs = rw) */
-	bool net;            /* default true */
+	bool net;            /* the host network (net = on); default true */
+	bool net_allow;      /* net = allow[:LIST]: only the session's proxy (net is false) */
+	struct strv net_list; /* with net_allow: config_net_parse's entries */
 	bool allow_ptrace;   /* default false: the seccomp filter refuses ptrace attach */
 	struct strv ro_binds; /* ~ expanded */
 	struct strv rw_binds;
@@ -82,6 +84,37 @@ extern const char *const *config_system_files;
 void config_defaults(struct config *cfg);
 
 void config_free(struct config *cfg);
+
+/*
+ * [sandbox] net and --net: "on" (or true, yes, 1: the host network), "off"
+ * (false, no, 0: only lo), "allow" or "allow:LIST" (a network namespace of
+ * the session's own whose only way out is its proxy, to the listed hosts).
+ * LIST is comma separated; each entry "+" (the harness's own hosts), a host
+ * name of two labels or more (api.example.com) or "*.domain" (every name
+ * under it), each with an optional ":PORT" (1-65535, default 443).  IP
+ * literals are refused: the proxy checks names, before any lookup.  "allow"
+ * alone is "allow:+".  Entries are kept normalised ("+", or lower case
+ * "NAME:PORT"), each once, at most CONFIG_NET_MAX.  0, or -1 with *why:
+ * the bad entry and the accepted forms, one line.
+ */
+#define CONFIG_NET_MAX 256
+/* A session's network, as the CLI, the TUI and session_sandbox say it. */
+#define CONFIG_NET_OFF   0
+#define CONFIG_NET_ON    1
+#define CONFIG_NET_ALLOW 2
+#define CONFIG_NET_FORMS "on, off, allow, or allow:LIST of + (the harness's own hosts), " \
+	"host names (api.example.com) and *.domain, each with an optional :PORT"
+struct config_net {
+	bool on;             /* the host network */
+	bool allow;          /* the allowlist */
+	struct strv list;    /* with allow */
+};
+int config_net_parse(const char *value, struct config_net *out, char **why);
+/* One entry of a LIST, normalised onto out unless there already; 0 or -1. */
+int config_net_entry(const char *item, struct strv *out);
+/* Whether name is a host name config_net_parse takes (lower case, without
+ * "*." or a port). */
+bool config_net_host_valid(const char *name);
 
 /* The section for harness NAME, or NULL. */
 const struct config_section *config_section(const struct config *cfg, const char *name);

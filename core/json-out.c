@@ -66,12 +66,22 @@ json_session(const struct db_session *s, const char *status, const char *attenti
 {
 	json_t *o = json_object(), *sb = json_null();
 	char window[32];
-	bool fs_rw, net;
+	bool fs_rw;
+	int net;
 
 	if (session_sandbox(s, &fs_rw, &net) == 1) {
 		sb = json_object();
 		json_object_set_new_nocheck(sb, "fs", json_string_nocheck(fs_rw ? "rw" : "ro"));
-		json_object_set_new_nocheck(sb, "net", json_boolean(net));
+		json_object_set_new_nocheck(sb, "net", json_boolean(net == CONFIG_NET_ON));
+		if (net == CONFIG_NET_ALLOW) {
+			struct strv l = STRV_INIT;
+			json_t *a = json_array();
+			session_net_list(s, &l);
+			for (size_t i = 0; i < l.n; i++)
+				json_array_append_new(a, json_string_or_null(l.v[i]));
+			json_object_set_new_nocheck(sb, "net_allow", a);
+			strv_clear(&l);
+		}
 	}
 	/* The keys are these literals and the status names hqt's own ASCII:
 	 * jansson need not check them for UTF-8 (about 2% of a 100-session

@@ -15,10 +15,12 @@
 /*
  * dir/plan: NUL-terminated words, so that any byte but NUL (which no argv
  * word, path or environment entry can hold) passes unchanged:
- *   "hqt-plan-1" EXE CWD ("plain" | "sandbox") ARGC ARGV... ENVC ENVP... "end"
- * The counts are decimal.  "end" proves the file whole.
+ *   "hqt-plan-2" EXE CWD ("plain" | "sandbox") ARGC ARGV... ENVC ENVP...
+ *   NETDIR SQUID NETC HOSTS... "end"
+ * The counts are decimal; NETDIR and SQUID are "" without net = allow.
+ * "end" proves the file whole.
  */
-#define PLAN_MAGIC "hqt-plan-1"
+#define PLAN_MAGIC "hqt-plan-2"
 #define PLAN_MAX (8u << 20)  /* far above ARG_MAX: bwrap's argv and an environment */
 #define SECCOMP_MAX (1u << 20)
 
@@ -29,6 +31,9 @@ launch_plan_clear(struct launch_plan *p)
 	free(p->cwd);
 	strv_clear(&p->argv);
 	strv_clear(&p->envp);
+	free(p->net_dir);
+	free(p->squid);
+	strv_clear(&p->net_hosts);
 	memset(p, 0, sizeof *p);
 }
 
@@ -125,6 +130,11 @@ launch_plan_write(const char *dir, const struct launch_plan *p, int seccomp_fd, 
 	strv_pushf(&w, "%zu", p->envp.n);
 	for (size_t i = 0; i < p->envp.n; i++)
 		put(&w, p->envp.v[i]);
+	put(&w, p->net_dir != NULL ? p->net_dir : "");
+	put(&w, p->net_dir != NULL && p->squid != NULL ? p->squid : "");
+	strv_pushf(&w, "%zu", p->net_hosts.n);
+	for (size_t i = 0; i < p->net_hosts.n; i++)
+		put(&w, p->net_hosts.v[i]);
 	put(&w, "end");
 	for (size_t i = 0; i < w.n; i++)
 		len += strlen(w.v[i]) + 1;
@@ -194,7 +204,7 @@ int
 launch_plan_read(const char *dir, struct launch_plan *p, int *seccomp_fd, char **err)
 {
 	char *path = xasprintf("%s/plan", dir), *buf;
-	const char *w, *exe, *cwd, *mode;
+	const char *w, *exe, *cwd, *mode, *net_dir, *squid;
 	struct reader r;
 	size_t len;
 
@@ -216,9 +226,16 @@ launch_plan_read(const char *dir, struct launch_plan *p, int *seccomp_fd, char *
 	    (mode = next_word(&r)) == NULL ||
 	    (strcmp(mode, "plain") != 0 && strcmp(mode, "sandbox") != 0) ||
 	    next_words(&r, &p->argv) != 0 || next_words(&r, &p->envp) != 0 ||
+	    (net_dir = next_word(&r)) == NULL || (squid = next_word(&r)) == NULL ||
+	    next_words(&r, &p->net_hosts) != 0 ||
 	    (w = next_word(&r)) == NULL || strcmp(w, "end") != 0 || r.off != r.len ||
-	    exe[0] != '/' || cwd[0] != '/' || p->argv.n == 0)
+	    exe[0] != '/' || cwd[0] != '/' || p->argv.n == 0 ||
+	    (*net_dir != '\0' && (net_dir[0] != '/' || squid[0] != '/' || strcmp(mode, "sandbox") != 0)))
 		goto bad;
+	if (*net_dir != '\0') {
+		p->net_dir = xstrdup(net_dir);
+		p->squid = xstrdup(squid);
+	}
 	p->exe = xstrdup(exe);
 	p->cwd = xstrdup(cwd);
 	p->sandboxed = strcmp(mode, "sandbox") == 0;

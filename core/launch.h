@@ -26,6 +26,11 @@ struct launch_plan {
 	bool sandboxed;
 	struct strv argv;
 	struct strv envp;
+	/* net = allow (sandboxed): the proxy's run directory, squid, and the
+	 * hosts it lets through; net_dir NULL: none. */
+	char *net_dir;
+	char *squid;
+	struct strv net_hosts;
 };
 
 void launch_plan_clear(struct launch_plan *p);  /* and makes it empty again */

@@ -213,7 +213,9 @@ main(int argc, char **argv)
 		if (p.sandboxed) {
 			/* Never returns once bwrap runs; the sandbox's
 			 * supervisor (core/sandbox.c). */
-			sandbox_run(strv_v(&p.argv), strv_v(&p.envp), seccomp_fd, ready, &err);
+			struct sandbox_net net = { strv_v(&p.net_hosts), p.squid, p.net_dir };
+			sandbox_run(strv_v(&p.argv), strv_v(&p.envp), seccomp_fd, ready,
+				    p.net_dir != NULL ? &net : NULL, &err);
 		} else {
 			run_plain(&p, ready, &err);
 		}

@@ -839,6 +839,19 @@ harness_skip_flags(const struct harness *h, struct strv *out)
 }
 
 void
+harness_net_allow(const struct harness *h, struct strv *out, struct strv *refused)
+{
+	struct hqt_strlist l = { STRV_INIT };
+
+	if (h->plugin->desc->net_allow != NULL)
+		h->plugin->desc->net_allow(&h->ctx, &l);
+	for (size_t i = 0; i < l.items.n; i++)
+		if (strcmp(l.items.v[i], "+") == 0 || config_net_entry(l.items.v[i], out) != 0)
+			strv_push(refused, l.items.v[i]);
+	strv_clear(&l.items);
+}
+
+void
 harness_binds(const struct harness *h, struct hqt_binds *out)
 {
 	if (h->plugin->desc->sandbox_binds != NULL)

@@ -132,5 +132,8 @@ enum hqt_status harness_parse_event(const struct harness *h, const char *line, s
 bool uuid_like(const char *s);
 void harness_skip_flags(const struct harness *h, struct strv *out);
 void harness_binds(const struct harness *h, struct hqt_binds *out);
+/* The harness's own hosts for net = allow (ABI 1.5), normalised onto out
+ * (config_net_entry); entries it does not take onto refused. */
+void harness_net_allow(const struct harness *h, struct strv *out, struct strv *refused);
 
 #endif

@@ -464,6 +464,11 @@ argv_of_plan(const struct sandbox_input *in, const struct plan *pl, struct strv 
 	if (in->info_fd > 2) {
 		snprintf(fdbuf, sizeof fdbuf, "%d", in->info_fd);
 		push3(&av, "--info-fd", fdbuf, NULL);
+		/* net = allow: the harness waits until the bridge listens. */
+		if (in->policy->net_allow) {
+			snprintf(fdbuf, sizeof fdbuf, "%d", SANDBOX_BLOCK_FD);
+			push3(&av, "--block-fd", fdbuf, NULL);
+		}
 	}
 	snprintf(fdbuf, sizeof fdbuf, "%d", in->seccomp_fd);
 	push3(&av, "--seccomp", fdbuf, NULL);

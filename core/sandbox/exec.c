@@ -3,6 +3,7 @@
  * (hqt-launch). */
 #include "sandbox-int.h"
 #include "launch.h"
+#include "proxy.h"
 #include "process.h"
 #include "util.h"
 
@@ -53,75 +54,126 @@ kill_init(int pidfd, pid_t init)
 		(void)kill(init, SIGKILL);
 }
 
+/* What the supervisor watches. */
+struct watch {
+	pid_t bwrap, init;
+	int pidfd, status;
+	bool done;
+};
+
+/* A signal for the supervisor: 1 once bwrap is reaped (its status kept). */
+static int
+on_signal(void *arg, int sig)
+{
+	struct watch *w = arg;
+	pid_t r;
+
+	if (sig == SIGHUP || sig == SIGTERM) {
+		/* bwrap first: killed, it leaves by SIGKILL, not by the exit
+		 * it would make once its init was gone; the init goes at once
+		 * after (and with bwrap: --die-with-parent). */
+		(void)kill(w->bwrap, SIGKILL);
+		kill_init(w->pidfd, w->init);
+	}
+	/* SIGINT, SIGQUIT: the harness's (same process group); SIGCHLD: look. */
+	r = waitpid(w->bwrap, &w->status, WNOHANG);
+	if (r == w->bwrap || (r < 0 && errno != EINTR))
+		w->done = true;
+	return w->done ? 1 : 0;
+}
+
 /*
  * The supervisor (SPEC §8.8): bwrap runs as our child; we know its init
  * (pid 1 of the sandbox, whose death takes every process in the sandbox
  * with it) and kill it when bwrap ends, when the pane hangs up, or when
  * hqt kill/rm ends the window (SIGHUP or SIGTERM), whatever the agent did
- * to bwrap's own --die-with-parent inside.  We leave with bwrap's status.
+ * to bwrap's own --die-with-parent inside.  With net = allow it also makes
+ * the bridge's listener in the sandbox's network, lets bwrap go on
+ * (block_fd), relays, and stops the proxy at the end.  We leave with
+ * bwrap's status.
  */
 static void __attribute__((noreturn))
-supervise(pid_t bwrap, int info_fd, const sigset_t *waited)
+supervise(pid_t bwrap, int info_fd, int block_fd, struct proxy *px, const sigset_t *waited)
 {
-	pid_t init = read_child_pid(info_fd);
-	int pidfd = init > 1 ? (int)syscall(SYS_pidfd_open, init, 0) : -1, status = 0;
+	struct watch w = { bwrap, read_child_pid(info_fd), -1, 0, false };
+	int lfd = -1;
 
+	w.pidfd = w.init > 1 ? (int)syscall(SYS_pidfd_open, w.init, 0) : -1;
 	close(info_fd);
-	for (;;) {
-		siginfo_t si;
-		pid_t r = waitpid(bwrap, &status, WNOHANG);
+	if (px != NULL) {
+		char *err = NULL;
 
-		if (r == bwrap)
-			break;
-		if (r < 0 && errno != EINTR)
-			break;
-		if (sigwaitinfo(waited, &si) < 0)
-			continue;
-		if (si.si_signo == SIGHUP || si.si_signo == SIGTERM) {
-			/* bwrap first: killed, it leaves by SIGKILL, not by the
-			 * exit it would make once its init was gone; the init
-			 * goes at once after (and with bwrap: --die-with-parent). */
+		if (w.init > 1)
+			lfd = relay_listen(w.init, SANDBOX_PROXY_PORT, &err);
+		if (lfd < 0) {
+			/* Fail closed: the harness never runs without its way out
+			 * being ours. */
+			fprintf(stderr, "hqt: %s\n", err != NULL ? err : "sandbox: no init to bridge");
+			free(err);
 			(void)kill(bwrap, SIGKILL);
-			kill_init(pidfd, init);
+			kill_init(w.pidfd, w.init);
 		}
-		/* SIGINT, SIGQUIT: the harness's (same process group); SIGCHLD:
-		 * look again. */
+		(void)!write(block_fd, "1", 1);
+		close(block_fd);
 	}
-	kill_init(pidfd, init);
-	if (WIFSIGNALED(status)) {
-		signal(WTERMSIG(status), SIG_DFL);
+	if (lfd >= 0) {
+		if (relay_run(lfd, px->port, waited, on_signal, &w) < 0)
+			fprintf(stderr, "hqt: the network bridge stopped: %s\n", strerror(errno));
+		close(lfd);
+	}
+	while (!w.done) {
+		siginfo_t si;
+
+		if (waitpid(bwrap, &w.status, WNOHANG) == bwrap)
+			break;
+		if (sigwaitinfo(waited, &si) >= 0)
+			on_signal(&w, si.si_signo);
+	}
+	kill_init(w.pidfd, w.init);
+	if (px != NULL)
+		proxy_stop(px);
+	if (WIFSIGNALED(w.status)) {
+		signal(WTERMSIG(w.status), SIG_DFL);
 		sigprocmask(SIG_UNBLOCK, waited, NULL);
-		raise(WTERMSIG(status));
+		raise(WTERMSIG(w.status));
 	}
-	_exit(WIFEXITED(status) ? WEXITSTATUS(status) : 1);
+	_exit(WIFEXITED(w.status) ? WEXITSTATUS(w.status) : 1);
 }
 
 int
-sandbox_run(char *const argv[], char *const envp[], int seccomp_fd, int ready_fd, char **err)
+sandbox_run(char *const argv[], char *const envp[], int seccomp_fd, int ready_fd,
+	    const struct sandbox_net *net, char **err)
 {
 	static const int sigs[] = { SIGHUP, SIGTERM, SIGINT, SIGQUIT, SIGCHLD };
-	int info[2] = { -1, -1 };
+	int info[2] = { -1, -1 }, block[2] = { -1, -1 };
+	static struct proxy px;
 	sigset_t waited, old;
 	pid_t pid;
 
-	if (pipe2(info, O_CLOEXEC) < 0) {
+	if (pipe2(info, O_CLOEXEC) < 0 || (net != NULL && pipe2(block, O_CLOEXEC) < 0)) {
 		set_err(err, "sandbox: cannot make the info pipe: %s", strerror(errno));
-		return -1;
+		goto fail;
 	}
 	sigemptyset(&waited);
 	for (size_t i = 0; i < ARRAY_SIZE(sigs); i++)
 		sigaddset(&waited, sigs[i]);
 	sigprocmask(SIG_BLOCK, &waited, &old);
-	/* bwrap with the filter at 3 and the info pipe at 4, nothing else
-	 * above 2, every signal at its default; the call returns once bwrap
-	 * runs. */
-	if (spawn_program(argv[0], argv, envp,
-			  (const int[]){ -1, -1, -1, seccomp_fd, info[1] }, SANDBOX_INFO_FD + 1,
-			  &pid, err) != 0) {
+	/* The proxy first: it starts while bwrap does, and the relay waits
+	 * for it.  Without it the session does not start. */
+	if (net != NULL && proxy_start(&px, argv[0], net->squid, net->dir, net->hosts, err) != 0) {
 		sigprocmask(SIG_SETMASK, &old, NULL);
-		close(info[0]);
-		close(info[1]);
-		return -1;
+		goto fail;
+	}
+	/* bwrap with the filter at 3, the info pipe at 4 and with net = allow
+	 * the block pipe at 5, nothing else above 2, every signal at its
+	 * default; the call returns once bwrap runs. */
+	if (spawn_program(argv[0], argv, envp,
+			  (const int[]){ -1, -1, -1, seccomp_fd, info[1], block[0] },
+			  net != NULL ? SANDBOX_BLOCK_FD + 1 : SANDBOX_INFO_FD + 1, &pid, err) != 0) {
+		sigprocmask(SIG_SETMASK, &old, NULL);
+		if (net != NULL)
+			proxy_stop(&px);
+		goto fail;
 	}
 	/* The supervisor: `hqt new` learns that bwrap runs. */
 	if (ready_fd >= 0) {
@@ -130,9 +182,19 @@ sandbox_run(char *const argv[], char *const envp[], int seccomp_fd, int ready_fd
 	}
 	close(seccomp_fd);
 	close(info[1]);
+	if (block[0] >= 0)
+		close(block[0]);
 	/* Ctrl-Z reaches the whole process group; the supervisor stays up. */
 	signal(SIGTSTP, SIG_IGN);
 	signal(SIGTTIN, SIG_IGN);
 	signal(SIGTTOU, SIG_IGN);
-	supervise(pid, info[0], &waited);
+	supervise(pid, info[0], block[1], net != NULL ? &px : NULL, &waited);
+fail:
+	for (int i = 0; i < 2; i++) {
+		if (info[i] >= 0)
+			close(info[i]);
+		if (block[i] >= 0)
+			close(block[i]);
+	}
+	return -1;
 }

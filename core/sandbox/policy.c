@@ -18,6 +18,8 @@ sandbox_policy_init(struct sandbox_policy *p)
 {
 	p->fs_rw = true;
 	p->net = true;
+	p->net_allow = false;
+	strv_init(&p->net_list);
 	p->allow_ptrace = false;
 	p->binds = NULL;
 	p->nbinds = 0;
@@ -33,6 +35,7 @@ sandbox_policy_free(struct sandbox_policy *p)
 		free(p->binds[i].path);
 	free(p->binds);
 	strv_clear(&p->env_names);
+	strv_clear(&p->net_list);
 	sandbox_policy_init(p);
 }
 
@@ -61,6 +64,10 @@ sandbox_policy_from_config(struct sandbox_policy *p, const struct sandbox_defaul
 {
 	p->fs_rw = d->fs_rw;
 	p->net = d->net;
+	p->net_allow = d->net_allow;
+	strv_clear(&p->net_list);
+	if (d->net_allow)
+		strv_pushv(&p->net_list, (const char *const *)strv_v(&d->net_list));
 	p->allow_ptrace = d->allow_ptrace;
 	for (size_t i = 0; i < d->ro_binds.n; i++)
 		sandbox_policy_add_bind(p, d->ro_binds.v[i], HQT_BIND_RO);
@@ -82,7 +89,13 @@ sandbox_policy_to_json(const struct sandbox_policy *p, char **err)
 	char *out = NULL;
 
 	json_object_set_new(o, "fs", json_string(p->fs_rw ? "rw" : "ro"));
-	json_object_set_new(o, "net", json_boolean(p->net));
+	json_object_set_new(o, "net", json_boolean(p->net && !p->net_allow));
+	if (p->net_allow) {
+		json_t *l = json_array();
+		for (size_t i = 0; i < p->net_list.n; i++)
+			json_array_append_new(l, json_string(p->net_list.v[i]));
+		json_object_set_new(o, "net_allow", l);
+	}
 	if (p->allow_ptrace)
 		json_object_set_new(o, "ptrace", json_true());
 	for (size_t i = 0; i < p->nbinds; i++) {
@@ -174,6 +187,27 @@ sandbox_policy_from_json(struct sandbox_policy *p, const char *text, size_t len,
 		goto fail;
 	}
 	np.net = json_is_true(v);
+	v = json_object_get(root, "net_allow");
+	if (v != NULL && !json_is_null(v)) {
+		if (!json_is_array(v) || json_array_size(v) > CONFIG_NET_MAX || np.net) {
+			set_err(err, "sandbox policy: \"net_allow\" must be an array of at most %d "
+				"entries, with \"net\" false", CONFIG_NET_MAX);
+			goto fail;
+		}
+		for (size_t i = 0; i < json_array_size(v); i++) {
+			json_t *e = json_array_get(v, i);
+			const char *entry = json_string_value(e);
+			size_t before = np.net_list.n;
+
+			if (entry == NULL || strlen(entry) != json_string_length(e) ||
+			    config_net_entry(entry, &np.net_list) != 0 ||
+			    (np.net_list.n > before && strcmp(np.net_list.v[before], entry) != 0)) {
+				set_err(err, "sandbox policy: net_allow[%zu] is no allow entry", i);
+				goto fail;
+			}
+		}
+		np.net_allow = true;
+	}
 	v = json_object_get(root, "ptrace");
 	if (v != NULL && !json_is_boolean(v)) {
 		set_err(err, "sandbox policy: \"ptrace\" must be true or false");

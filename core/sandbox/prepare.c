@@ -434,7 +434,8 @@ sandbox_state_root(const char *harness, const char *project, const char *policy_
 	 * directory it can write), a variable passed in (a key).
 	 */
 	out = xasprintf("%s/hqt/sandbox/%s/%s-%016llx/%s-%s-%s-%012llx", data, harness, slug,
-			(unsigned long long)h, pol.fs_rw ? "rw" : "ro", pol.net ? "on" : "off",
+			(unsigned long long)h, pol.fs_rw ? "rw" : "ro",
+			pol.net_allow ? "allow" : pol.net ? "on" : "off",
 			worktree ? "wt" : "proj",
 			(unsigned long long)(fnv1a(14695981039346656037ull, policy_json) >> 16));
 	sandbox_policy_free(&pol);

@@ -81,4 +81,17 @@ void push_isolation(struct strv *av, unsigned features, bool net);
 int push_system(struct strv *av, const char *resolv_dir, char **err);
 int check_features(unsigned features, char **err);
 
+/* relay.c: the bridge of net = allow. */
+#include <signal.h>
+#include <sys/types.h>
+/* A listener on 127.0.0.1:port in the network namespace of init (the
+ * sandbox's), made by a helper child; the descriptor, or -1 with *err. */
+int relay_listen(pid_t init, int port, char **err);
+/* Relay every connection accepted on lfd to 127.0.0.1:port (the proxy, in
+ * our namespace), waiting for the proxy to listen, until on_signal (called
+ * for each signal of waited, which must be blocked) returns non-zero.
+ * 0, or -1 when it could not run. */
+int relay_run(int lfd, int port, const sigset_t *waited, int (*on_signal)(void *, int),
+	      void *arg);
+
 #endif

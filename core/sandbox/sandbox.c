@@ -118,7 +118,7 @@ sandbox_exec(const struct sandbox_input *in, int ready_fd, char **err)
 	int fd;
 
 	if (sandbox_plan(in, &av, &envp, &fd, err) == 0)
-		sandbox_run(strv_v(&av), strv_v(&envp), fd, ready_fd, err);
+		sandbox_run(strv_v(&av), strv_v(&envp), fd, ready_fd, NULL, err);
 	if (fd >= 0)
 		close(fd);
 	strv_clear(&av);

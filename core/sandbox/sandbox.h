@@ -41,6 +41,8 @@ struct bind {
 struct sandbox_policy {
 	bool fs_rw;              /* the project writable (fs = rw) */
 	bool net;                /* the host network (true) or only lo (false) */
+	bool net_allow;          /* net = allow: only lo and the session's proxy (net false) */
+	struct strv net_list;    /* with net_allow: "+" and "name:port" (config_net_parse) */
 	bool allow_ptrace;       /* [sandbox] allow_ptrace: the filter lets ptrace attach */
 	struct bind *binds;
 	size_t nbinds;
@@ -63,8 +65,10 @@ void sandbox_policy_from_config(struct sandbox_policy *p, const struct sandbox_d
 
 /*
  * {"fs":"rw","net":true,"binds":[{"path":"/x","writable":true,"seed":false,
- *  "protect":false}],"env":["NAME"]}, with "ptrace":true when allowed and
- * "project"/"state":true on such binds.  Malloc'd, compact, keys in that order;
+ *  "protect":false}],"env":["NAME"]}, with "ptrace":true when allowed,
+ * "project"/"state":true on such binds, and with net = allow "net":false
+ * and "net_allow":["+","name:443"] (so an hqt that knows no allow list reads
+ * no network, never the host's).  Malloc'd, compact, keys in that order;
  * NULL with *err when a string is not valid UTF-8 (JSON cannot hold it).
  */
 char *sandbox_policy_to_json(const struct sandbox_policy *p, char **err);
@@ -99,6 +103,20 @@ int sandbox_policy_from_json(struct sandbox_policy *p, const char *json, size_t 
 #define SANDBOX_SECCOMP_FD 3
 /* The descriptor bwrap writes the sandbox's init pid to (--info-fd). */
 #define SANDBOX_INFO_FD 4
+/* net = allow: the descriptor bwrap waits on before it runs the harness
+ * (--block-fd), until the bridge's listener is in its network namespace. */
+#define SANDBOX_BLOCK_FD 5
+/* net = allow: where the bridge listens inside (127.0.0.1), which the
+ * harness's proxy variables name.  Not 3128 or 8080, which a harness's
+ * own proxy may want. */
+#define SANDBOX_PROXY_PORT 3199
+
+/* net = allow, for the launcher: the session's proxy and its hosts. */
+struct sandbox_net {
+	char *const *hosts;   /* "name:port" and "*.domain:port", "+" expanded */
+	const char *squid;    /* absolute path of squid */
+	const char *dir;      /* the proxy's run directory, made and removed by it */
+};
 
 /* Everything the argv builder needs.  All borrowed. */
 struct sandbox_input {
@@ -222,7 +240,8 @@ struct sandbox_start *sandbox_start_new(const struct sandbox_input *in, char **e
 int sandbox_start_finish(struct sandbox_start *st, struct strv *argv, struct strv *envp,
 			 int *seccomp_fd, char **err);
 void sandbox_start_free(struct sandbox_start *st);  /* accepts NULL */
-int sandbox_run(char *const argv[], char *const envp[], int seccomp_fd, int ready_fd, char **err);
+int sandbox_run(char *const argv[], char *const envp[], int seccomp_fd, int ready_fd,
+		const struct sandbox_net *net, char **err);
 
 /*
  * $XDG_DATA_HOME/hqt/sandbox/<harness>/<project key>/<policy key>: the

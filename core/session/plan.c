@@ -4,6 +4,7 @@
 #include "session.h"
 #include "session-int.h"
 #include "events.h"
+#include "log.h"
 #include "text.h"
 
 #include <stdlib.h>
@@ -11,8 +12,27 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+void
+session_net_list(const struct db_session *s, struct strv *out)
+{
+	struct sandbox_policy pol;
+
+	if (s->sandbox_json == NULL)
+		return;
+	sandbox_policy_init(&pol);
+	if (sandbox_policy_from_json(&pol, s->sandbox_json, strlen(s->sandbox_json), NULL) == 0)
+		strv_pushv(out, (const char *const *)strv_v(&pol.net_list));
+	sandbox_policy_free(&pol);
+}
+
+const char *
+session_net_name(int net)
+{
+	return net == CONFIG_NET_ALLOW ? "allow" : net == CONFIG_NET_ON ? "on" : "off";
+}
+
 int
-session_sandbox(const struct db_session *s, bool *fs_rw, bool *net)
+session_sandbox(const struct db_session *s, bool *fs_rw, int *net)
 {
 	struct sandbox_policy pol;
 
@@ -22,7 +42,7 @@ session_sandbox(const struct db_session *s, bool *fs_rw, bool *net)
 	if (sandbox_policy_from_json(&pol, s->sandbox_json, strlen(s->sandbox_json), NULL) != 0)
 		return -1;
 	*fs_rw = pol.fs_rw;
-	*net = pol.net;
+	*net = pol.net_allow ? CONFIG_NET_ALLOW : pol.net ? CONFIG_NET_ON : CONFIG_NET_OFF;
 	sandbox_policy_free(&pol);
 	return 1;
 }
@@ -91,6 +111,9 @@ session_plan_free(struct session_plan *p)
 	free(p->state_root);
 	free(p->events);
 	free(p->event_helper);
+	strv_clear(&p->net_hosts);
+	free(p->squid);
+	free(p->net_dir);
 	memset(p, 0, sizeof *p);
 }
 
@@ -150,6 +173,69 @@ session_harness(struct hqt_app *app, const struct db_session *s, char **err)
 	return find_harness(app, s->harness, err);
 }
 
+/* squid where Debian puts it, also when /usr/sbin is not on PATH (it is
+ * not on a user's). */
+static char *
+find_squid(char *const *host_env)
+{
+	static const char *const dirs[] = { "/usr/sbin/squid", "/usr/local/sbin/squid" };
+	char *path = find_in_path("squid", envp_get(host_env, "PATH"));
+
+	for (size_t i = 0; path == NULL && i < ARRAY_SIZE(dirs); i++)
+		if (access(dirs[i], X_OK) == 0)
+			path = xstrdup(dirs[i]);
+	return path;
+}
+
+/*
+ * net = allow: the hosts, "+" replaced by the harness's own; the way out
+ * named in the harness's environment (both spellings: curl reads only
+ * the lower-case http_proxy, node's libraries the upper case); squid; and
+ * the proxy's run directory.  A client that ignores the variables has no
+ * route at all.
+ */
+static int
+plan_net(struct session_plan *p, const struct harness *h, const struct db_session *s,
+	 char *const *host_env, char **err)
+{
+	static const char *const proxy_vars[] = {
+		"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy",
+	};
+	struct strv refused = STRV_INIT;
+	char *run;
+
+	for (size_t i = 0; i < p->policy.net_list.n; i++) {
+		if (strcmp(p->policy.net_list.v[i], "+") == 0)
+			harness_net_allow(h, &p->net_hosts, &refused);
+		else if (strv_find(&p->net_hosts, p->policy.net_list.v[i]) < 0)
+			strv_push(&p->net_hosts, p->policy.net_list.v[i]);
+	}
+	for (size_t i = 0; i < refused.n; i++)
+		hqt_log("%s: net_allow: '%s' is no allow entry; left out", h->name, refused.v[i]);
+	strv_clear(&refused);
+	for (size_t i = 0; i < ARRAY_SIZE(proxy_vars); i++)
+		strv_pushf(&p->cmd.env, "%s=http://127.0.0.1:%d", proxy_vars[i],
+			   SANDBOX_PROXY_PORT);
+	strv_push(&p->cmd.env, "NO_PROXY=localhost,127.0.0.1,::1");
+	strv_push(&p->cmd.env, "no_proxy=localhost,127.0.0.1,::1");
+	/* Claude Code's updates, telemetry and error reports: hosts no list
+	 * holds, whose refusals would only bury the ones that matter. */
+	strv_push(&p->cmd.env, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1");
+	if ((p->squid = find_squid(host_env)) == NULL) {
+		set_err(err, "cannot start a session with net = allow: squid, its proxy, is not "
+			"installed (sudo apt-get install squid), or use --net on or off");
+		return -1;
+	}
+	if ((run = hqt_runtime_dir(true)) == NULL) {
+		set_err(err, "cannot start a session with net = allow: no runtime directory for "
+			"its proxy ($XDG_RUNTIME_DIR)");
+		return -1;
+	}
+	p->net_dir = xasprintf("%s/net-%lld", run, s->id);
+	free(run);
+	return 0;
+}
+
 int
 session_plan(struct hqt_app *app, const struct db_session *s, bool resume,
 	     char *const *host_env, struct session_plan *p, char **err)
@@ -198,6 +284,8 @@ session_plan(struct hqt_app *app, const struct db_session *s, bool resume,
 				     err) != 0)
 		goto fail;
 	session_add_plugin_binds(&app->reg, h, &p->policy);
+	if (p->policy.net_allow && plan_net(p, h, s, host_env, err) != 0)
+		goto fail;
 	/* The one file it may write for hqt, and the helper that writes it. */
 	if (p->events != NULL) {
 		sandbox_policy_add_bind(&p->policy, p->events, HQT_BIND_RW);
@@ -332,6 +420,11 @@ start_write(struct start *st, const char *dir, char **err)
 		if (sandbox_start_finish(st->box, &lp.argv, &lp.envp, &fd, err) == 0) {
 			lp.exe = xstrdup(lp.argv.v[0]);
 			rc = 0;
+		}
+		if (st->p.net_dir != NULL) {
+			lp.net_dir = xstrdup(st->p.net_dir);
+			lp.squid = xstrdup(st->p.squid);
+			strv_pushv(&lp.net_hosts, (const char *const *)strv_v(&st->p.net_hosts));
 		}
 	} else {
 		lp.exe = xstrdup(st->exe);

@@ -39,6 +39,9 @@ struct session_plan {
 	struct sandbox_input in;
 	char *home, *private_home, *exe, *state_root;
 	char *events, *event_helper;  /* events.h; NULL: none for this launch */
+	/* net = allow: the hosts ("+" expanded), squid, the proxy's directory */
+	struct strv net_hosts;
+	char *squid, *net_dir;
 };
 void session_plan_free(struct session_plan *p);
 const struct harness *session_harness(struct hqt_app *app, const struct db_session *s, char **err);

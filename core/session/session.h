@@ -36,7 +36,8 @@ struct session_request {
 	const char *model;     /* NULL: the harness's default */
 	int sandbox;
 	int fs_rw;
-	int net;
+	int net;               /* -1, or CONFIG_NET_OFF, _ON, _ALLOW */
+	const struct strv *net_list; /* with CONFIG_NET_ALLOW: config_net_parse's */
 	int worktree;          /* 1 its own git worktree, 0 none, -1 [sessions] worktree */
 	const char *branch;    /* with worktree: the branch; NULL: hqt/<n>-<nickname> */
 };
@@ -44,8 +45,13 @@ struct session_request {
 /* Where session s runs: its worktree, or the project. */
 const char *session_dir(const struct db_session *s);
 
-/* The stored sandbox of s: 1 (with fs/net), 0 when not sandboxed, -1 unreadable. */
-int session_sandbox(const struct db_session *s, bool *fs_rw, bool *net);
+/* The stored sandbox of s: 1 (with fs and net, CONFIG_NET_*), 0 when not
+ * sandboxed, -1 unreadable. */
+int session_sandbox(const struct db_session *s, bool *fs_rw, int *net);
+/* The stored allow list of s ("+" and "name:port"), appended to out. */
+void session_net_list(const struct db_session *s, struct strv *out);
+/* "on", "off" or "allow" for CONFIG_NET_*. */
+const char *session_net_name(int net);
 /* The private state of sandboxed s (sandbox_state_root: per harness,
  * project and policy), or NULL.  Caller frees. */
 char *session_state_dir(const struct db_session *s);

@@ -97,8 +97,15 @@ new_policy(struct hqt_app *app, const struct harness *h, const struct session_re
 	sandbox_policy_from_config(&pol, &app->cfg.sandbox);
 	if (r->fs_rw >= 0)
 		pol.fs_rw = r->fs_rw != 0;
-	if (r->net >= 0)
-		pol.net = r->net != 0;
+	if (r->net >= 0) {
+		pol.net = r->net == CONFIG_NET_ON;
+		pol.net_allow = r->net == CONFIG_NET_ALLOW;
+		strv_clear(&pol.net_list);
+		if (pol.net_allow && r->net_list != NULL)
+			strv_pushv(&pol.net_list, (const char *const *)strv_v(r->net_list));
+		else if (pol.net_allow)
+			strv_push(&pol.net_list, "+");
+	}
 	*json = sandbox_policy_to_json(&pol, err);
 	sandbox_policy_free(&pol);
 	return *json != NULL ? 0 : -1;

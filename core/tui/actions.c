@@ -197,7 +197,7 @@ new_submit(struct tui *t)
 {
 	struct new_dialog *nd = &t->st.nd;
 	const char *harness = t->st.harnesses[nd->harness];
-	struct session_request r = { NULL, NULL, NULL, NULL, -1, -1, -1, -1, NULL };
+	struct session_request r = { NULL, NULL, NULL, NULL, -1, -1, -1, NULL, -1, NULL };
 	char *nick = field_value(&nd->nickname), *model = field_value(&nd->model), *err = NULL;
 	long long id = 0;
 	int rc;
@@ -219,7 +219,7 @@ new_submit(struct tui *t)
 	r.sandbox = nd->sandbox ? 1 : 0;
 	if (nd->sandbox) {
 		r.fs_rw = nd->fs_rw;
-		r.net = nd->net;
+		r.net = nd->net ? CONFIG_NET_ON : CONFIG_NET_OFF;
 	}
 	r.worktree = nd->worktree_ok && nd->worktree ? 1 : 0;
 	state_message(&t->st, false, "starting %s in %s%s...", harness, nd->project,

@@ -74,11 +74,15 @@ state_message(struct tui_state *t, bool error, const char *fmt, ...)
 const char *
 state_sandbox_text(const struct db_session *s, char *buf, size_t len)
 {
-	bool fs_rw, net;
+	bool fs_rw;
+	int net;
 
 	switch (session_sandbox(s, &fs_rw, &net)) {
 	case 0: return "-";
-	case 1: snprintf(buf, len, "%s/%s", fs_rw ? "rw" : "ro", net ? "net" : "nonet"); return buf;
+	case 1:
+		snprintf(buf, len, "%s/%s", fs_rw ? "rw" : "ro",
+			 net == CONFIG_NET_ALLOW ? "allow" : net == CONFIG_NET_ON ? "net" : "nonet");
+		return buf;
 	default: return "?";
 	}
 }

@@ -28,9 +28,10 @@ extern "C" {
 #endif
 
 #define HQT_PLUGIN_ABI_MAJOR 1
-#define HQT_PLUGIN_ABI_MINOR 4  /* 1: HQT_BIND_PROJECT; 2: HQT_BIND_STATE, state_root;
+#define HQT_PLUGIN_ABI_MINOR 5  /* 1: HQT_BIND_PROJECT; 2: HQT_BIND_STATE, state_root;
 				  3: events (event_file, event_command, parse_event);
-				  4: one meaning per return value (HQT_NONE, HQT_NOT_YET) */
+				  4: one meaning per return value (HQT_NONE, HQT_NOT_YET);
+				  5: net_allow */
 
 #define HQT_PLUGIN_ENTRY "hqt_plugin_query"
 
@@ -265,6 +266,16 @@ struct hqt_plugin {
 	 */
 	enum hqt_status (*parse_event)(const struct hqt_ctx *ctx, const char *line,
 				       size_t len, char *id, size_t id_len);
+
+	/*
+	 * ABI 1.5.  Optional.  The hosts the harness needs with net = allow
+	 * (its model API and its login), which "+" in a session's allow list
+	 * stands for: each "name", or "*.domain" for every name under it,
+	 * with an optional ":port" (default 443).  Only hosts the real CLI
+	 * was seen to need.  The host checks each entry and drops, with a
+	 * warning, one it does not take (an IP literal, say).
+	 */
+	void (*net_allow)(const struct hqt_ctx *ctx, struct hqt_strlist *out);
 };
 
 typedef const struct hqt_plugin *(*hqt_plugin_query_fn)(const struct hqt_host_api *host,

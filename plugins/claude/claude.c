@@ -277,6 +277,24 @@ parse_event(const struct hqt_ctx *ctx, const char *line, size_t len, char *id, s
 	return st;
 }
 
+/*
+ * With net = allow: the API (also /api/claude_code/settings, policy limits
+ * and the OAuth profile), the OAuth token refresh (platform.claude.com is
+ * the TOKEN_URL of 2.1.328) and claude.ai's account login.  Updates,
+ * telemetry and error reports are left out: hqt sets
+ * CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC in allow mode (plan.c).
+ * Seen with 2.1.328 (shared/research/network.md).
+ */
+static const char *const NET_ALLOW[] = { "api.anthropic.com", "platform.claude.com", "claude.ai",
+					 NULL };
+
+static void
+net_allow(const struct hqt_ctx *ctx, struct hqt_strlist *out)
+{
+	(void)ctx;
+	list_words(out, NET_ALLOW);
+}
+
 static const struct hqt_plugin plugin = {
 	.abi_major = HQT_PLUGIN_ABI_MAJOR,
 	.abi_minor = HQT_PLUGIN_ABI_MINOR,
@@ -295,6 +313,7 @@ static const struct hqt_plugin plugin = {
 	.verified_versions = "2.1.328",
 	.version_flag = "--version",
 	.parse_event = parse_event,
+	.net_allow = net_allow,
 };
 
 HQT_PLUGIN_EXPORT const struct hqt_plugin *

@@ -570,6 +570,23 @@ parse_event(const struct hqt_ctx *ctx, const char *line, size_t len, char *id, s
 	return st;
 }
 
+/*
+ * With net = allow: the ChatGPT-login backend (backend-api/codex, HTTP and
+ * WebSocket), the OAuth refresh (auth.openai.com/oauth/token) and the API
+ * of an API-key login.  The update check (api.github.com) and the
+ * announcement tip (raw.githubusercontent.com) are left out.  Seen with
+ * 0.169.0 (shared/research/network.md).
+ */
+static const char *const NET_ALLOW[] = { "chatgpt.com", "auth.openai.com", "api.openai.com",
+					 NULL };
+
+static void
+net_allow(const struct hqt_ctx *ctx, struct hqt_strlist *out)
+{
+	(void)ctx;
+	list_words(out, NET_ALLOW);
+}
+
 static const struct hqt_plugin plugin = {
 	.abi_major = HQT_PLUGIN_ABI_MAJOR,
 	.abi_minor = HQT_PLUGIN_ABI_MINOR,
@@ -588,6 +605,7 @@ static const struct hqt_plugin plugin = {
 	.verified_versions = "0.169.0",
 	.version_flag = "--version",
 	.parse_event = parse_event,
+	.net_allow = net_allow,
 };
 
 HQT_PLUGIN_EXPORT const struct hqt_plugin *

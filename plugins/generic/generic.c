@@ -32,7 +32,7 @@
 static const char *const CONFIG_KEYS[] = {
 	"plugin", "command", "resume_command", "skip_permission_flags", "model_flag",
 	"binds", "project_protect", "env", "working_markers", "waiting_markers", "needs_markers",
-	NULL,
+	"net_allow", NULL,
 };
 static const char BLANKS[] = " \t";
 static const char RO_SUFFIX[] = ":ro";
@@ -138,6 +138,16 @@ sandbox_binds(const struct hqt_ctx *ctx, struct hqt_binds *out)
 	words_free(binds);
 }
 
+/* [harness.NAME] net_allow: the hosts "+" stands for with net = allow. */
+static void
+net_allow(const struct hqt_ctx *ctx, struct hqt_strlist *out)
+{
+	char **hosts = conf_words(ctx, "net_allow", ", \t");
+
+	list_words(out, (const char *const *)hosts);
+	words_free(hosts);
+}
+
 static int
 build(const struct hqt_ctx *ctx, const struct hqt_request *req,
       const char *command_key, struct hqt_cmd *out, struct hqt_error *err)
@@ -206,6 +216,7 @@ static const struct hqt_plugin plugin = {
 	.configure = configure,
 	.skip_permission_flags = skip_permission_flags,
 	.sandbox_binds = sandbox_binds,
+	.net_allow = net_allow,
 	.build_spawn = build_spawn,
 	.build_resume = build_resume,
 	.parse_status = parse_status,

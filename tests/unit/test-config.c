@@ -608,7 +608,10 @@ Test(config, bad_values_name_the_key_and_what_is_accepted)
 		     "2: bad value 'maybe' for sandbox.enabled (accepted: true, false, yes, no, on, "
 		     "off, 1, 0)");
 	expect_error("[sandbox]\nnet =\n",
-		     "2: bad value '' for sandbox.net (accepted: true, false, yes, no, on, off, 1, 0)");
+		     "2: bad value '' for sandbox.net (accepted: " CONFIG_NET_FORMS ")");
+	expect_error("[sandbox]\nnet = allow:127.0.0.1\n",
+		     "2: bad value 'allow:127.0.0.1' for sandbox.net (accepted: '127.0.0.1' is no "
+		     "allow entry (accepted: " CONFIG_NET_FORMS "))");
 	{
 		/* One byte over env_name_valid's bound (util.h), as everywhere. */
 		char *text = fmt("[sandbox]\nenv = %0256d\n", 0), *want;
@@ -1035,5 +1038,60 @@ Test(config, free_is_safe_on_zeroed_and_failed_configs)
 	config_free(&cfg);
 	config_defaults(&cfg);
 	config_free(&cfg);
+	config_free(&cfg);
+}
+
+/* [sandbox] net = allow[:LIST] and --net: the one grammar (config_net_parse). */
+Test(config, net_allow_entries_are_names_ports_and_plus)
+{
+	static const struct { const char *in, *out; } good[] = {
+		{ "allow", "+" },
+		{ "allow:+", "+" },
+		{ "ALLOW:Api.Example.COM", "api.example.com:443" },
+		{ "allow:+, github.com:22, *.googleapis.com", "+ github.com:22 '*.googleapis.com:443'" },
+		{ "allow:a.b,a.b:443,A.B", "a.b:443" },
+		{ "allow:x-1.example.org:65535", "x-1.example.org:65535" },
+	};
+	static const char *const bad[] = {
+		"allow:", "allow:,", "allow:localhost", "allow:127.0.0.1", "allow:127.1",
+		"allow:2130706433", "allow:0x7f.0.0.1", "allow:[::1]", "allow:::1", "allow:*",
+		"allow:*.com", "allow:a.b:0", "allow:a.b:65536", "allow:a.b:+1", "allow:a.b:08",
+		"allow:a.b:", "allow:-a.b", "allow:a-.b", "allow:a..b", "allow:a.b.", "allow:a_b.c",
+		"allow:a.b/x", "allow:a.b@c.d", "allow:a.b\tc", "allow:*.*.b", "deny", "maybe",
+	};
+	for (size_t i = 0; i < sizeof good / sizeof good[0]; i++) {
+		struct config_net n = { false, false, STRV_INIT };
+		char *why = NULL, *got;
+
+		cr_assert_eq(config_net_parse(good[i].in, &n, &why), 0, "%s: %s", good[i].in, why);
+		cr_expect(n.allow && !n.on, "%s", good[i].in);
+		got = strv_join_quoted(&n.list);
+		cr_expect_str_eq(got, good[i].out, "%s", good[i].in);
+		free(got);
+		strv_clear(&n.list);
+	}
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		struct config_net n = { false, false, STRV_INIT };
+		char *why = NULL;
+
+		cr_expect_eq(config_net_parse(bad[i], &n, &why), -1, "took '%s'", bad[i]);
+		cr_expect(why != NULL && strchr(why, '\n') == NULL, "%s", bad[i]);
+		cr_expect_eq(n.list.n, 0);
+		free(why);
+	}
+	/* on and off as before, every spelling of a boolean */
+	struct config_net n = { false, false, STRV_INIT };
+	cr_assert_eq(config_net_parse("yes", &n, NULL), 0);
+	cr_expect(n.on && !n.allow);
+	cr_assert_eq(config_net_parse("off", &n, NULL), 0);
+	cr_expect(!n.on && !n.allow);
+
+	struct config cfg;
+	struct strv warn = STRV_INIT;
+	char *err = NULL;
+	cr_assert_eq(config_parse_string(&cfg, "[sandbox]\nnet = allow:+,github.com\n", "t.ini",
+					 &warn, &err), 0, "%s", err);
+	cr_expect(!cfg.sandbox.net && cfg.sandbox.net_allow);
+	cr_expect_eq(cfg.sandbox.net_list.n, 2);
 	config_free(&cfg);
 }

@@ -863,6 +863,33 @@ Test(sandbox_json, minimal_and_unknown_keys)
 	sandbox_policy_free(&p);
 }
 
+/* net = allow is stored so that an hqt that knows no allow list reads "no
+ * network", never the host's: "net" false, the list in its own key. */
+Test(sandbox_json, net_allow_round_trip_reads_as_no_network_elsewhere)
+{
+	struct sandbox_policy p, q;
+	char *err = NULL, *a, *b;
+
+	sandbox_policy_init(&p);
+	p.net = false;
+	p.net_allow = true;
+	strv_push(&p.net_list, "+");
+	strv_push(&p.net_list, "*.example.com:443");
+	a = sandbox_policy_to_json(&p, &err);
+	cr_assert_not_null(a, "%s", err);
+	cr_assert(strstr(a, "\"net\":false") != NULL &&
+		  strstr(a, "\"net_allow\":[\"+\",\"*.example.com:443\"]") != NULL, "%s", a);
+	sandbox_policy_init(&q);
+	cr_assert_eq(sandbox_policy_from_json(&q, a, strlen(a), &err), 0, "%s", err);
+	cr_assert(q.net_allow && !q.net && q.net_list.n == 2);
+	b = sandbox_policy_to_json(&q, &err);
+	cr_assert_str_eq(a, b);
+	free(a);
+	free(b);
+	sandbox_policy_free(&p);
+	sandbox_policy_free(&q);
+}
+
 Test(sandbox_json, malformed_refused_and_policy_untouched)
 {
 	static const char *bad[] = {
@@ -881,6 +908,13 @@ Test(sandbox_json, malformed_refused_and_policy_untouched)
 		"{\"fs\":\"rw\",\"net\":true,\"env\":[\"1X\"]}",
 		"{\"fs\":\"rw\",\"net\":true,\"env\":\"PATH\"}",
 		"{\"fs\":\"rw\",\"net\":true} trailing",
+		/* net = allow: "net" false, entries in their normal form */
+		"{\"fs\":\"rw\",\"net\":true,\"net_allow\":[\"+\"]}",
+		"{\"fs\":\"rw\",\"net\":false,\"net_allow\":\"+\"}",
+		"{\"fs\":\"rw\",\"net\":false,\"net_allow\":[\"1.2.3.4:443\"]}",
+		"{\"fs\":\"rw\",\"net\":false,\"net_allow\":[\"a.b\"]}",
+		"{\"fs\":\"rw\",\"net\":false,\"net_allow\":[\"A.b:443\"]}",
+		"{\"fs\":\"rw\",\"net\":false,\"net_allow\":[1]}",
 	};
 	struct sandbox_policy p;
 	char *err = NULL;

@@ -75,7 +75,7 @@ supervise(char *bwrap, const char *code, int ready)
 		int filter = open("/dev/null", O_RDONLY | O_CLOEXEC);
 		char *err = NULL;
 
-		sandbox_run(argv, envp, filter, ready, &err);
+		sandbox_run(argv, envp, filter, ready, NULL, &err);
 		fprintf(stderr, "sandbox_run: %s\n", err);
 		_exit(99);
 	}
@@ -183,7 +183,7 @@ Test(sandbox_run, ready_says_started_or_the_call_fails)
 	 * alone (the launcher tells hqt the error). */
 	cr_assert_eq(pipe2(p, O_CLOEXEC), 0);
 	filter = open("/dev/null", O_RDONLY | O_CLOEXEC);
-	cr_assert_eq(sandbox_run(argv, envp, filter, p[1], &err), -1);
+	cr_assert_eq(sandbox_run(argv, envp, filter, p[1], NULL, &err), -1);
 	cr_assert(err != NULL && strstr(err, "cannot run") != NULL &&
 		  strstr(err, "No such file") != NULL, "%s", err);
 	cr_assert_eq(fcntl(p[1], F_GETFD), FD_CLOEXEC, "ready was closed");

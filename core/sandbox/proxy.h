@@ -1,0 +1,9 @@
+/* proxy.h: STUB until wt-proxy lands. */
+#ifndef HQT_PROXY_H
+#define HQT_PROXY_H
+#include <sys/types.h>
+struct proxy { pid_t pid; int port; char *rundir; };
+int proxy_start(struct proxy *p, const char *bwrap, const char *squid, const char *rundir,
+		char *const *allow, char **err);
+void proxy_stop(struct proxy *p);
+#endif
