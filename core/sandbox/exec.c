@@ -14,6 +14,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <stdint.h>
+#include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -52,6 +54,51 @@ kill_init(int pidfd, pid_t init)
 		(void)syscall(SYS_pidfd_send_signal, pidfd, SIGKILL, NULL, 0);
 	else if (init > 1)
 		(void)kill(init, SIGKILL);
+}
+
+/* Landlock's scoping (ABI 6), defined here: Debian 12's kernel headers
+ * predate it. */
+#define LL_CREATE_RULESET_VERSION (1u << 0)
+#define LL_SCOPE_ABSTRACT_UNIX_SOCKET (1ull << 0)
+#define LL_SCOPE_SIGNAL (1ull << 1)
+struct ll_ruleset_attr {
+	uint64_t handled_access_fs;
+	uint64_t handled_access_net;
+	uint64_t scoped;
+};
+
+int
+sandbox_landlock_abi(void)
+{
+	long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LL_CREATE_RULESET_VERSION);
+
+	return abi > 0 ? (int)abi : 0;
+}
+
+/*
+ * A Landlock domain of our own, scoped (ABI 6): nothing started from here
+ * on (squid, bwrap, the sandbox) can connect to an abstract unix socket
+ * made outside it, or signal a process outside it.  With net = on that
+ * keeps the session away from the host's abstract sockets (X11's
+ * @/tmp/.X11-unix/X0, a D-Bus or another session's), which live in the
+ * network namespace it shares; each session has its own domain, so two
+ * sessions are kept apart too.  We are in it as well, and need neither.
+ * A kernel without ABI 6 goes without (doctor says so).
+ */
+static void
+landlock_scope(void)
+{
+	struct ll_ruleset_attr attr = { 0, 0, LL_SCOPE_ABSTRACT_UNIX_SOCKET | LL_SCOPE_SIGNAL };
+	int fd;
+
+	if (sandbox_landlock_abi() < 6)
+		return;
+	fd = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof attr, 0);
+	if (fd < 0)
+		return;
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0)
+		(void)syscall(SYS_landlock_restrict_self, fd, 0);
+	close(fd);
 }
 
 /* What the supervisor watches. */
@@ -158,6 +205,7 @@ sandbox_run(char *const argv[], char *const envp[], int seccomp_fd, int ready_fd
 	for (size_t i = 0; i < ARRAY_SIZE(sigs); i++)
 		sigaddset(&waited, sigs[i]);
 	sigprocmask(SIG_BLOCK, &waited, &old);
+	landlock_scope();
 	/* The proxy first: it starts while bwrap does, and the relay waits
 	 * for it.  Without it the session does not start. */
 	if (net != NULL && proxy_start(&px, argv[0], net->squid, net->dir, net->hosts, err) != 0) {

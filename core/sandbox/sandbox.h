@@ -242,6 +242,10 @@ int sandbox_start_finish(struct sandbox_start *st, struct strv *argv, struct str
 void sandbox_start_free(struct sandbox_start *st);  /* accepts NULL */
 int sandbox_run(char *const argv[], char *const envp[], int seccomp_fd, int ready_fd,
 		const struct sandbox_net *net, char **err);
+/* The kernel's Landlock ABI version, 0 without Landlock.  With 6 or more
+ * sandbox_run puts the sandbox in a scoped domain of its own (abstract
+ * unix sockets and signals stay inside). */
+int sandbox_landlock_abi(void);
 
 /*
  * $XDG_DATA_HOME/hqt/sandbox/<harness>/<project key>/<policy key>: the
