@@ -295,15 +295,28 @@ Test(events, an_event_decides_while_newer_than_the_screen)
 				   t - 2), HQT_STATUS_WORKING);
 }
 
+/* The events directory of the database file db: <rt>/hqt/events/<dev>-<ino>. */
+static char *
+dir_of(const char *rt, const char *db)
+{
+	struct stat st;
+
+	cr_assert(stat(db, &st) == 0, "%s", db);
+	return fmt("%s/hqt/events/%llx-%llx", rt, (unsigned long long)st.st_dev,
+		   (unsigned long long)st.st_ino);
+}
+
 Test(events, the_file_is_private_in_the_runtime_dir)
 {
-	char *rt = fmt("%s/run", root), *path, *want;
+	char *rt = fmt("%s/run", root), *db = fmt("%s/hqt.db", root), *path, *want, *dir;
 	struct stat st;
 
 	cr_assert(mkdir(rt, 0700) == 0);
 	setenv("XDG_RUNTIME_DIR", rt, 1);
-	path = events_path(7, true);
-	want = fmt("%s/hqt/events/7", rt);
+	write_file(db, "", 0600);
+	dir = dir_of(rt, db);
+	path = events_path(db, 7, true);
+	want = fmt("%s/7", dir);
 	cr_assert_not_null(path);
 	cr_expect_str_eq(path, want);
 	cr_assert(stat(path, &st) == 0);
@@ -313,38 +326,96 @@ Test(events, the_file_is_private_in_the_runtime_dir)
 	want = fmt("%s/hqt/events", rt);
 	cr_assert(stat(want, &st) == 0);
 	cr_expect_eq(st.st_mode & 0777, 0700);
+	cr_assert(stat(dir, &st) == 0);
+	cr_expect_eq(st.st_mode & 0777, 0700);
 	free(want);
 	/* not emptied by a second make; emptied by a reset; gone after remove */
 	write_file(path, "x\n", 0600);
-	free(events_path(7, true));
+	free(events_path(db, 7, true));
 	cr_assert(stat(path, &st) == 0);
 	cr_expect_eq(st.st_size, 2);
 	events_reset(path);
 	cr_assert(stat(path, &st) == 0);
 	cr_expect_eq(st.st_size, 0);
-	events_remove(7);
+	events_remove(db, 7);
 	cr_expect_neq(access(path, F_OK), 0);
 	free(path);
 	/* a symlink planted at the file's name is not followed */
 	{
-		char *link = fmt("%s/hqt/events/8", rt), *target = fmt("%s/target", root);
+		char *link = fmt("%s/8", dir), *target = fmt("%s/target", root);
 
 		cr_assert(symlink(target, link) == 0);
-		cr_expect_null(events_path(8, true));
+		cr_expect_null(events_path(db, 8, true));
 		cr_expect_neq(access(target, F_OK), 0);
 		free(link);
 		free(target);
 	}
+	/* a database that is no file has no events: the screen alone */
+	cr_expect_null(events_path(":memory:", 7, true));
+	cr_expect_null(events_path(NULL, 7, true));
+	cr_expect_null(events_dir(rt, true));
 	/* a runtime dir others can write is not ours: /tmp/hqt-<uid> then */
 	chmod(rt, 0777);
-	path = events_path(9, false);
-	want = fmt("/tmp/hqt-%u/events/9", (unsigned)getuid());
+	path = events_path(db, 9, false);
+	want = fmt("/tmp/hqt-%u/events/%s/9", (unsigned)getuid(), strrchr(dir, '/') + 1);
 	if (path != NULL)
 		cr_expect_str_eq(path, want);
 	free(path);
 	free(want);
 	unsetenv("XDG_RUNTIME_DIR");
+	free(dir);
+	free(db);
 	free(rt);
+}
+
+/*
+ * Two hqt instances of one user (another --db, another tmux server) both
+ * have a session 1: their files differ, so one's events never reach the
+ * other (issue 20 item 4).  One database reached by another name (a
+ * symlink) is the same instance, and keeps its files when moved.
+ */
+Test(events, each_database_has_its_own_files)
+{
+	char *rt = fmt("%s/run", root), *a = fmt("%s/a.db", root), *b = fmt("%s/b.db", root);
+	char *link = fmt("%s/link.db", root), *moved = fmt("%s/moved.db", root);
+	char *pa, *pb, *pl, *pm;
+
+	cr_assert(mkdir(rt, 0700) == 0);
+	setenv("XDG_RUNTIME_DIR", rt, 1);
+	write_file(a, "", 0600);
+	write_file(b, "", 0600);
+	cr_assert(symlink(a, link) == 0);
+	pa = events_path(a, 1, true);
+	pb = events_path(b, 1, true);
+	cr_assert_not_null(pa);
+	cr_assert_not_null(pb);
+	cr_expect_str_neq(pa, pb);
+	/* what A's session 1 is told does not reach B's */
+	write_file(pa, "{\"hqt_at\":1,\"hook_event_name\":\"Stop\"}\n", 0600);
+	{
+		char *tb = slurp(pb);
+		cr_expect_str_empty(tb, "B's file: %s", tb);
+		free(tb);
+	}
+	pl = events_path(link, 1, false);
+	cr_expect_str_eq(pl, pa);
+	cr_assert(rename(a, moved) == 0);
+	pm = events_path(moved, 1, false);
+	cr_expect_str_eq(pm, pa);
+	/* B's rm leaves A's file */
+	events_remove(b, 1);
+	cr_expect_neq(access(pb, F_OK), 0);
+	cr_expect_eq(access(pa, F_OK), 0);
+	unsetenv("XDG_RUNTIME_DIR");
+	free(pa);
+	free(pb);
+	free(pl);
+	free(pm);
+	free(rt);
+	free(a);
+	free(b);
+	free(link);
+	free(moved);
 }
 
 /* Run hqt-event with argv and stdin; its stdout in *out. */
@@ -457,3 +528,4 @@ Test(events, the_helper_appends_one_short_line_and_says_nothing)
 	free(in);
 	free(file);
 }
+
