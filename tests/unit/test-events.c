@@ -529,3 +529,119 @@ Test(events, the_helper_appends_one_short_line_and_says_nothing)
 	free(file);
 }
 
+/*
+ * hqt-event never grows the file past its bound (1 MiB): the line that
+ * would pass it starts the file again with the whole lines of its last
+ * 64 KiB (what the reader reads), so the status and id read before are
+ * read after, even when the new line says neither.  A file the session
+ * grew itself (it can write the file directly) is brought back the same
+ * way at the next event.
+ */
+#define HELPER_FILE_MAX ((size_t)1 << 20)
+
+Test(events, the_helper_keeps_the_file_under_its_bound)
+{
+	static const char filler[] =
+		"{\"hqt_at\":1000,\"hook_event_name\":\"PreToolUse\",\"session_id\":\"" ID "\"}\n";
+	static const char newest[] =
+		"{\"hqt_at\":2000,\"hook_event_name\":\"PermissionRequest\",\"session_id\":\"" ID2 "\"}\n";
+	static const char quiet[] = "{\"hook_event_name\":\"SessionEnd\"}";
+	size_t cap = HELPER_FILE_MAX + 4096, n = 0;
+	char *text = xmalloc(cap), *out, *path;
+	struct events_seen ev;
+	struct stat st;
+
+	/* Just under the bound: events written as the helper writes them,
+	 * the newest a permission prompt under a new id. */
+	while (n + sizeof filler - 1 + sizeof newest - 1 < HELPER_FILE_MAX - 40) {
+		memcpy(text + n, filler, sizeof filler - 1);
+		n += sizeof filler - 1;
+	}
+	memcpy(text + n, newest, sizeof newest - 1);
+	n += sizeof newest - 1;
+	path = write_events(text, n);
+	/* far from the bound: appended as it is */
+	cr_expect_eq(helper(path, quiet, NULL, 0, &out), 0);
+	free(out);
+	cr_assert(stat(path, &st) == 0);
+	cr_expect_gt((size_t)st.st_size, n, "not appended");
+	cr_expect_leq((size_t)st.st_size, HELPER_FILE_MAX);
+	/* at the bound: never past it, whatever comes */
+	for (int i = 0; i < 3; i++) {
+		cr_expect_eq(helper(path, quiet, NULL, 0, &out), 0);
+		free(out);
+		cr_assert(stat(path, &st) == 0);
+		cr_expect_leq((size_t)st.st_size, HELPER_FILE_MAX, "%lld bytes after call %d",
+			      (long long)st.st_size, i);
+	}
+	cr_expect_leq((size_t)st.st_size, (size_t)EVENTS_TAIL + 1024, "not started again: %lld",
+		      (long long)st.st_size);
+	/* what the reader read before: the prompt decides, the id is kept */
+	cr_assert_eq(events_latest(harness("claude"), path, 0, &ev), 0);
+	cr_expect_eq(ev.status, HQT_STATUS_NEEDS_INPUT);
+	cr_expect_eq(ev.at_ms, 2000);
+	cr_expect_str_eq(ev.id, ID2);
+	{
+		char *got = slurp(path);
+		cr_expect_eq(strncmp(got, filler, sizeof filler - 1), 0, "not whole lines: %.80s", got);
+		cr_expect_eq(got[strlen(got) - 1], '\n');
+		free(got);
+	}
+	free(path);
+
+	/* 8 MiB of one unfinished line, written straight into the file: the
+	 * next event starts it again with that event alone. */
+	memset(text, 'x', HELPER_FILE_MAX);
+	path = write_events(text, HELPER_FILE_MAX);
+	for (int i = 1; i < 8; i++) {
+		int fd = open(path, O_WRONLY | O_APPEND);
+		cr_assert_eq(write(fd, text, HELPER_FILE_MAX), (ssize_t)HELPER_FILE_MAX);
+		close(fd);
+	}
+	cr_expect_eq(helper(path, NULL, "{\"hook_event_name\":\"Stop\",\"session_id\":\"" ID "\"}",
+			    strlen("{\"hook_event_name\":\"Stop\",\"session_id\":\"" ID "\"}"),
+			    &out), 0);
+	free(out);
+	cr_assert(stat(path, &st) == 0);
+	cr_expect_lt(st.st_size, 1024, "%lld bytes", (long long)st.st_size);
+	cr_assert_eq(events_latest(harness("claude"), path, 0, &ev), 0);
+	cr_expect_eq(ev.status, HQT_STATUS_WAITING);
+	cr_expect_str_eq(ev.id, ID);
+	free(path);
+	free(text);
+}
+
+/* The reader reads the tail, whatever the size: a 16 GiB file (sparse)
+ * costs it what a small one does. */
+Test(events, the_reader_reads_only_the_tail_of_a_huge_file)
+{
+	static const char line[] =
+		"\n{\"hqt_at\":3000,\"hook_event_name\":\"Stop\",\"session_id\":\"" ID "\"}\n";
+	char *path = fmt("%s/huge", root);
+	off_t size = (off_t)16 << 30;
+	struct events_seen ev;
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+	cr_assert(fd >= 0);
+	if (ftruncate(fd, size) != 0) {
+		close(fd);
+		free(path);
+		cr_skip_test("no sparse file of 16 GiB here");
+	}
+	cr_assert_eq(pwrite(fd, line, sizeof line - 1, size), (ssize_t)(sizeof line - 1));
+	close(fd);
+	long long t0 = now_ms();
+	cr_assert_eq(events_latest(harness("claude"), path, 0, &ev), 0);
+	cr_expect_eq(ev.status, HQT_STATUS_WAITING);
+	cr_expect_str_eq(ev.id, ID);
+	cr_expect_lt(now_ms() - t0, 1000, "%lld ms", now_ms() - t0);
+	/* only zeros at its end: nothing, quickly */
+	fd = open(path, O_WRONLY);
+	cr_assert(fd >= 0);
+	cr_assert(ftruncate(fd, size) == 0);
+	close(fd);
+	cr_assert_eq(events_latest(harness("claude"), path, 0, &ev), 0);
+	cr_expect_eq(ev.status, HQT_STATUS_UNKNOWN);
+	unlink(path);
+	free(path);
+}
