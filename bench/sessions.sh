@@ -170,7 +170,10 @@ done
 # 20 of claude's hook payloads each (as 2.1.328 sends them, with a long
 # prompt and reply), through hqt-event as the hooks run it; the newest a Stop.
 helper=$(dirname "$HQT")/hqt-event
-python3 - "$XDG_RUNTIME_DIR/hqt/events" "$helper" <<'PY'
+# The events directory of that database: its device and inode (events.h).
+evdir=$(printf '%s/hqt/events/%x-%x' "$XDG_RUNTIME_DIR" "$(stat -L -c %d "$root/events.db")" \
+	"$(stat -L -c %i "$root/events.db")")
+python3 - "$evdir" "$helper" <<'PY'
 import json, os, subprocess, sys, uuid
 d, helper = sys.argv[1], sys.argv[2]
 for name in os.listdir(d):

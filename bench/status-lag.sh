@@ -103,6 +103,11 @@ export CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1
 "$HQT" project add p "$proj" >/dev/null
 
 now_us() { echo "${EPOCHREALTIME/[.,]/}"; }
+# The events directory of hqt's database: its device and inode (events.h).
+events_dir() {
+	local db=$XDG_DATA_HOME/hqt/hqt.db
+	printf '%s/hqt/events/%x-%x' "$XDG_RUNTIME_DIR" "$(stat -L -c %d "$db")" "$(stat -L -c %i "$db")"
+}
 screen() { tmux -L "$sock" capture-pane -p -J -t "=hqt:=hqt-$1" 2>/dev/null || :; }
 status_of() {
 	"$HQT" list --json | python3 -c '
@@ -168,7 +173,7 @@ for h in $HARNESSES; do
 			fi
 		done
 		t1=$(now_us)
-		ev=$(tail -n 1 "$XDG_RUNTIME_DIR/hqt/events/$id" 2>/dev/null |
+		ev=$(tail -n 1 "$(events_dir)/$id" 2>/dev/null |
 			grep -oE '"(hook_event_name|type)":"[^"]*"' | head -1 || :)
 		lag=$(( (t1 - t0) / 1000 ))
 		printf '  %-6s turn %d: waiting %4d ms after the stream ended (working seen: %s; newest event %s)\n' \

@@ -85,6 +85,12 @@ app_db(struct hqt_app *app, char **err)
 	return db_open(app->cfg.db_path, &app->db, err);
 }
 
+const char *
+app_db_path(const struct hqt_app *app)
+{
+	return app->db != NULL ? db_path(app->db) : NULL;
+}
+
 int
 app_tmux(struct hqt_app *app, char **err)
 {

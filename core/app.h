@@ -39,6 +39,9 @@ int app_registry(struct hqt_app *app, char **err);
  * their plugins unless everything is loaded already or they need it. */
 int app_registry_for(struct hqt_app *app, char *const names[], size_t n, char **err);
 int app_db(struct hqt_app *app, char **err);
+/* The open database's path, for what is named by the database it belongs
+ * to (events.h); NULL before app_db. */
+const char *app_db_path(const struct hqt_app *app);
 int app_tmux(struct hqt_app *app, char **err);
 
 /* A warning for the user, shown by the front end (a session service that

@@ -4,6 +4,7 @@
 #include "db.h"
 #include "json-out.h"
 #include "session.h"
+#include "text.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -24,7 +25,9 @@ const struct cmd_entry cmd_peek_entry = {
 		"  --json         {\"id\": N, \"lines\": [...]}\n"
 		"\n"
 		"Trailing blank lines are dropped; colours are not kept.  An exited session\n"
-		"shows the screen its harness left.\n",
+		"shows the screen its harness left.  What the harness printed is shown\n"
+		"without control, bidi and invisible format characters; --json gives the\n"
+		"lines as the pane holds them.\n",
 	.exec = cmd_peek_exec,
 	.needs = CMD_TMUX,
 	.target = CMD_TARGET_SESSION,
@@ -86,8 +89,14 @@ cmd_peek_exec(struct hqt_app *app, int argc, char **argv)
 		json_object_set_new(o, "lines", json_strv(strv_v(&lines)));
 		rc = json_print(o) == 0 ? EXIT_OK : EXIT_FAIL;
 	} else {
-		for (size_t i = 0; i < lines.n; i++)
-			printf("%s\n", lines.v[i]);
+		/* The harness's text, so hostile: shown as the TUI's preview
+		 * shows it (text_escape). */
+		for (size_t i = 0; i < lines.n; i++) {
+			char *shown = text_escape(lines.v[i], 0);
+
+			printf("%s\n", shown);
+			free(shown);
+		}
 		rc = EXIT_OK;
 	}
 	strv_clear(&lines);

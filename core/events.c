@@ -13,18 +13,26 @@
 #include "util.h"
 
 char *
-events_dir(bool make)
+events_dir(const char *db, bool make)
 {
-	char *hqt = hqt_runtime_dir(make), *dir;
+	char *hqt, *top, *dir;
+	struct stat st;
 
-	if (hqt == NULL)
+	/* The file the database is (symlinks followed, as SQLite opens it). */
+	if (db == NULL || stat(db, &st) != 0 || !S_ISREG(st.st_mode) ||
+	    (hqt = hqt_runtime_dir(make)) == NULL)
 		return NULL;
-	dir = xasprintf("%s/events", hqt);
+	top = xasprintf("%s/events", hqt);
+	dir = xasprintf("%s/%llx-%llx", top, (unsigned long long)st.st_dev,
+			(unsigned long long)st.st_ino);
 	free(hqt);
-	if (make ? !make_private_dir(dir) : !private_dir(dir)) {
+	if (make ? !make_private_dir(top) || !make_private_dir(dir)
+		 : !private_dir(top) || !private_dir(dir)) {
+		free(top);
 		free(dir);
 		return NULL;
 	}
+	free(top);
 	return dir;
 }
 
@@ -35,15 +43,15 @@ events_path_in(const char *dir, long long id)
 }
 
 char *
-events_path(long long id, bool make)
+events_path(const char *db, long long id, bool make)
 {
 	char *dir, *path;
 	struct stat st;
 	int fd;
 
-	if (id <= 0 || (dir = events_dir(make)) == NULL)
+	if (id <= 0 || (dir = events_dir(db, make)) == NULL)
 		return NULL;
-	path = xasprintf("%s/%lld", dir, id);
+	path = events_path_in(dir, id);
 	free(dir);
 	if (!make)
 		return path;
@@ -72,9 +80,9 @@ events_reset(const char *path)
 }
 
 void
-events_remove(long long id)
+events_remove(const char *db, long long id)
 {
-	char *path = events_path(id, false);
+	char *path = events_path(db, id, false);
 
 	if (path != NULL)
 		unlink(path);

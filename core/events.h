@@ -8,22 +8,29 @@
 #include "plugin-host.h"
 
 /*
- * The event file of session id: <base>/hqt/events/<id>, base
- * $XDG_RUNTIME_DIR (absolute, ours, 0700), else /run/user/<uid> (the same),
- * else /tmp with hqt-<uid> for hqt.  make: create the directories (0700,
- * checked ours and private) and the file (0600, never truncated here).
- * NULL when there is no such place (nothing to free); the caller frees.
+ * The events of the database at db: <base>/hqt/events/<dev>-<ino>/, the
+ * database file's device and inode in hex, base $XDG_RUNTIME_DIR (absolute,
+ * ours, 0700), else /run/user/<uid> (the same), else /tmp with hqt-<uid>
+ * for hqt.  Two hqt instances of one user (another --db, another tmux
+ * server) number their sessions alike: by the database too, one
+ * instance's session 1 never reads or writes another's.  The file, not
+ * its path: a database reached by a symlink or moved is still itself,
+ * and there is no hash to collide (decisions.md).  NULL when db is NULL
+ * or names no file (":memory:": the screen alone), or when there is no
+ * such place; the caller frees.
+ *
+ * events_dir: that directory (made when make, 0700, checked ours and
+ * private); events_path_in: session id's file in it, for a look at many
+ * sessions (NULL when dir is NULL); events_path: the same in one call,
+ * with make also the file (0600, never truncated here).
  */
-char *events_path(long long id, bool make);
-/* The events directory (as events_path says; made when make), and the
- * path of session id's file in it: for a look at many sessions.  NULL when
- * dir is NULL. */
-char *events_dir(bool make);
+char *events_dir(const char *db, bool make);
 char *events_path_in(const char *dir, long long id);
+char *events_path(const char *db, long long id, bool make);
 /* Empty the file at a new launch: what it held was the last run's. */
 void events_reset(const char *path);
-/* Forget session id's file (hqt rm). */
-void events_remove(long long id);
+/* Forget the file of the database's session id (hqt rm). */
+void events_remove(const char *db, long long id);
 /* hqt-event beside the running executable, when it is there; caller frees. */
 char *events_helper(void);
 

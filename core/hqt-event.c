@@ -14,7 +14,9 @@
  * look) and goes out in one write(2) (O_APPEND: lines of two hooks at once
  * do not interleave), with the time it was written (HQT_EVENT_TIME_KEY, unix
  * milliseconds).  The file is hqt's (created 0600 by the launch);
- * a missing one means events are off, and nothing is created. */
+ * a missing one means events are off, and nothing is created.  It never
+ * grows past FILE_MAX by this helper's lines: one that would pass it
+ * starts the file again (restart). */
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -33,7 +35,16 @@
 #define MEMBERS_MAX 32
 #define KEY_MAX    32
 #define LINE_MAX_BYTES 8192
-#define FILE_MAX   ((off_t)1 << 20)    /* then start the file again */
+/*
+ * The file's bound.  Refusing to write past it would freeze the status at
+ * the bound; the reader reads only the last 64 KiB (events.c's
+ * EVENTS_TAIL), so the file starts again instead, with that much of its
+ * end (KEEP_MAX): the reader finds what it found before, whatever the new
+ * line says.  1 MiB is about 4000 lines (a Stop is ~250 bytes): a restart
+ * every few hundred turns, a few at most on the runtime tmpfs per session.
+ */
+#define FILE_MAX   ((off_t)1 << 20)
+#define KEEP_MAX   ((off_t)65536)
 
 static json_t *shrink(json_t *v, int depth);
 
@@ -138,31 +149,91 @@ read_stdin(size_t *len)
 	return buf;
 }
 
+/* n bytes at off of fd into buf: how many were read (fewer at the end). */
+static size_t
+read_at(int fd, char *buf, size_t n, off_t off)
+{
+	size_t got = 0;
+
+	while (got < n) {
+		ssize_t r = pread(fd, buf + got, n - got, off + (off_t)got);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		got += (size_t)r;
+	}
+	return got;
+}
+
+static void
+write_all(int fd, const char *buf, size_t len)
+{
+	while (write(fd, buf, len) < 0 && errno == EINTR)
+		;
+}
+
+/*
+ * The file (size bytes) would pass FILE_MAX with line: start it again with
+ * the whole lines of its last KEEP_MAX bytes, then line, in one write (a
+ * reader between the truncate and the write sees an empty file: the screen
+ * decides that once).  A line another hook appends between the read and
+ * the truncate is lost; the next event says the same again.  When the
+ * file cannot be truncated, nothing is written: it never passes the bound.
+ */
+static void
+restart(int fd, off_t size, const char *line, size_t len)
+{
+	size_t keep = (size_t)(size > KEEP_MAX ? KEEP_MAX : size), got, start = 0;
+	char *buf = malloc(keep + len);
+
+	if (buf == NULL)
+		return;
+	got = read_at(fd, buf, keep, size - (off_t)keep);
+	/* From the first line that starts inside the tail (all of it when the
+	 * tail is the whole file) to the end of the last whole one: an
+	 * unfinished line (junk, a writer not done) is not kept. */
+	if (size > (off_t)keep) {
+		char *nl = memchr(buf, '\n', got);
+		start = nl != NULL ? (size_t)(nl - buf) + 1 : got;
+	}
+	while (got > start && buf[got - 1] != '\n')
+		got--;
+	memcpy(buf + got, line, len);
+	if (ftruncate(fd, 0) == 0)
+		write_all(fd, buf + start, got - start + len);
+	free(buf);
+}
+
 static void
 append(const char *path, char *line, size_t len)
 {
 	int fd = open(path, O_RDWR | O_APPEND | O_NOFOLLOW | O_NOCTTY | O_CLOEXEC);
 	struct stat st;
+	char last = '\n';
 
 	if (fd < 0)
 		return;
-	if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
-		char last = '\n';
-
-		/* Only the latest lines matter to the reader. */
-		if (st.st_size > FILE_MAX && ftruncate(fd, 0) == 0)
-			st.st_size = 0;
-		/* A line left unfinished (by whoever can write the file) would
-		 * swallow this one: start on a line of its own.  line has a
-		 * byte before it for that (see main). */
-		if (st.st_size > 0 && pread(fd, &last, 1, st.st_size - 1) == 1 && last != '\n') {
-			line--;
-			len++;
-			*line = '\n';
-		}
-		while (write(fd, line, len) < 0 && errno == EINTR)
-			;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(fd);
+		return;
 	}
+	/* (the '\n' below counted too) */
+	if (st.st_size > FILE_MAX - (off_t)len - 1) {
+		restart(fd, st.st_size, line, len);
+		close(fd);
+		return;
+	}
+	/* A line left unfinished (by whoever can write the file) would swallow
+	 * this one: start on a line of its own.  line has a byte before it for
+	 * that (see main). */
+	if (st.st_size > 0 && pread(fd, &last, 1, st.st_size - 1) == 1 && last != '\n') {
+		line--;
+		len++;
+		*line = '\n';
+	}
+	write_all(fd, line, len);
 	close(fd);
 }
 

@@ -31,7 +31,43 @@ utf8_len(const unsigned char *s)
 	/* C1 controls U+0080..U+009F encode as c2 80..c2 9f. */
 	if (n == 2 && s[0] == 0xc2 && s[1] < 0xa0)
 		return 0;
+	/* Overlong forms (another spelling of a character checked below),
+	 * surrogates and what lies past U+10FFFF are no UTF-8. */
+	if ((s[0] == 0xe0 && s[1] < 0xa0) || (s[0] == 0xed && s[1] >= 0xa0) ||
+	    (s[0] == 0xf0 && s[1] < 0x90) || (s[0] == 0xf4 && s[1] >= 0x90))
+		return 0;
 	return n;
+}
+
+/* The code point of the valid n-byte UTF-8 sequence at s. */
+static unsigned
+utf8_cp(const unsigned char *s, size_t n)
+{
+	unsigned cp = n == 1 ? s[0] : n == 2 ? s[0] & 0x1fu : n == 3 ? s[0] & 0x0fu : s[0] & 0x07u;
+
+	for (size_t i = 1; i < n; i++)
+		cp = (cp << 6) | (s[i] & 0x3fu);
+	return cp;
+}
+
+/*
+ * Characters that show nothing yet change how what is around them shows:
+ * the bidi controls (embeddings, overrides and isolates, the marks, the
+ * Arabic letter mark), zero-width and invisible format characters (the
+ * joiners, the word joiner and invisible operators, the deprecated format
+ * controls, the BOM, the Mongolian vowel separator, the soft hyphen), the
+ * interlinear annotation controls and the tag characters.  Text an agent
+ * prints could otherwise show a line in another order than it is read
+ * ("Trojan Source") or hide a word; a terminal needs none of them.  The
+ * cost: an emoji sequence held together by U+200D shows as its parts.
+ */
+static bool
+invisible(unsigned cp)
+{
+	return cp == 0x00ad || cp == 0x061c || cp == 0x180e || (cp >= 0x200b && cp <= 0x200f) ||
+	       (cp >= 0x202a && cp <= 0x202e) || (cp >= 0x2060 && cp <= 0x2064) ||
+	       (cp >= 0x2066 && cp <= 0x206f) || cp == 0xfeff || (cp >= 0xfff9 && cp <= 0xfffb) ||
+	       (cp >= 0xe0000 && cp <= 0xe007f);
 }
 
 char *
@@ -53,6 +89,8 @@ text_escape(const char *s, size_t max)
 		} else if (*p < 0x20 || *p == 0x7f || (n = utf8_len(p)) == 0) {
 			len += (size_t)snprintf(out + len, cap - len, "\\x%02x", *p);
 			p++;
+		} else if (n > 1 && invisible(utf8_cp(p, n))) {
+			p += n;
 		} else {
 			memcpy(out + len, p, n);
 			len += n;

@@ -7,8 +7,12 @@
 /*
  * A copy of s fit for one terminal line: control characters (C0, DEL, C1 and
  * invalid UTF-8 bytes) become \n, \t, \xNN escapes, so names never move the
- * cursor or inject escape sequences.  When max > 0 the result is cut to about
- * max bytes with "…" appended.  Caller frees.
+ * cursor or inject escape sequences; bidi controls and invisible format
+ * characters (U+202E, U+200B, U+2066, U+FEFF, tag characters, ...) are
+ * dropped, so what shows is in the order it is read.  Every text hqt shows
+ * that it did not write itself (names, paths, a harness's output: peek, the
+ * preview, exit messages, errors) goes through here.  When max > 0 the
+ * result is cut to about max bytes with "…" appended.  Caller frees.
  */
 char *text_escape(const char *s, size_t max);
 

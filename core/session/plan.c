@@ -252,7 +252,8 @@ session_plan(struct hqt_app *app, const struct db_session *s, bool resume,
 	request_of(s, &req, &p->state_root);
 	/* The harness's own events (events.h), when its plugin reads them and
 	 * the file and hqt's helper can be had; else the screen alone. */
-	if (harness_has_events(h) && (p->events = events_path(s->id, true)) != NULL &&
+	if (harness_has_events(h) &&
+	    (p->events = events_path(app_db_path(app), s->id, true)) != NULL &&
 	    (p->event_helper = events_helper()) == NULL) {
 		free(p->events);
 		p->events = NULL;

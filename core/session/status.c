@@ -178,7 +178,7 @@ session_status_all(struct hqt_app *app, struct db_session_list *l, enum session_
 			dead_texts[d] = NULL;
 		}
 	}
-	evdir = events_dir(false);
+	evdir = events_dir(app_db_path(app), false);
 	for (size_t i = 0; i < l->n; i++) {
 		struct db_session *s = &l->v[i];
 		const struct harness *h = hs[i];

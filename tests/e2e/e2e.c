@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <glob.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -408,9 +409,14 @@ e2e_attention(const struct e2e *e, long id)
 char *
 e2e_events(const struct e2e *e, long id)
 {
-	char *path = fmt("%s/run/hqt/events/%ld", e->te.root, id), *text = slurp(path);
+	char *pat = fmt("%s/run/hqt/events/*/%ld", e->te.root, id), *text = NULL;
+	glob_t g;
 
-	free(path);
+	/* one database in the test tree: one directory of files */
+	if (glob(pat, 0, NULL, &g) == 0 && g.gl_pathc == 1)
+		text = slurp(g.gl_pathv[0]);
+	globfree(&g);
+	free(pat);
 	return text;
 }
 

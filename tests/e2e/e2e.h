@@ -56,7 +56,8 @@ char *e2e_wait_session_id(const struct e2e *e, long id, int timeout_ms);
 /* The attention of id in `hqt list --json` (a copy; "null" when none). */
 char *e2e_attention(const struct e2e *e, long id);
 /* What session id's event file holds now (hqt's runtime dir in the test
- * tree: $XDG_RUNTIME_DIR/hqt/events/<id>); NULL if it has none. */
+ * tree: $XDG_RUNTIME_DIR/hqt/events/<database's dev-ino>/<id>); NULL if it
+ * has none. */
 char *e2e_events(const struct e2e *e, long id);
 /* The text the model server recorded as `name` (NULL if none yet). */
 char *e2e_record(const struct e2e *e, const char *name);

@@ -758,6 +758,48 @@ Test(cli, peek_prints_the_screen_without_attaching)
 	free(dir);
 }
 
+/*
+ * What a harness prints is shown without bidi controls and invisible format
+ * characters (issue 20 item 7): "abc<U+202E>def" reads "abcdef", not
+ * "abcfed".  Control: the pane holds them (tmux's capture, and peek --json,
+ * which gives the lines as the pane has them).
+ */
+Test(cli, peek_shows_no_bidi_or_invisible_characters)
+{
+	char *dir = fmt("%s/p", te.root), *ctl = fmt("%s/control", te.root);
+	/* U+202E, U+2066, U+200B, a tag character (U+E0041), U+FEFF */
+	static const char printed[] = "abc\xe2\x80\xae" "def\xe2\x81\xa6" "ghi\xe2\x80\x8b"
+				      "jkl\xf3\xa0\x81\x81" "mno\xef\xbb\xbf" "pqr";
+	struct peek_want w = { "abcdefghijklmnopqr", NULL };
+	struct run r;
+	json_t *j, *lines;
+	bool held = false;
+
+	mkdir(dir, 0755);
+	add_project("p", dir);
+	cr_assert_eq(run_new(&te, "p", "claude", NULL), 1);
+	char *line = fmt("print %s\n", printed);
+	write_file(ctl, line, 0644);
+	free(line);
+	cr_assert(wait_for(peek_shows, &w, 8000), "peek never showed the line clean:\n%s", w.last);
+	cr_expect_null(strstr(w.last, "\xe2\x80\xae"), "%s", w.last);
+	cr_expect_null(strstr(w.last, "\xf3\xa0\x81"), "%s", w.last);
+	cr_expect_null(strstr(w.last, "\xef\xbb\xbf"), "%s", w.last);
+	/* control: the pane has them */
+	run_hqt(&r, &te, "peek", "1", "--json", NULL);
+	j = run_json(&r, "peek --json");
+	run_free(&r);
+	lines = json_object_get(j, "lines");
+	for (size_t i = 0; i < json_array_size(lines); i++)
+		if (strstr(json_string_value(json_array_get(lines, i)), printed) != NULL)
+			held = true;
+	cr_expect(held, "control: the pane does not hold what was printed");
+	json_decref(j);
+	free(w.last);
+	free(ctl);
+	free(dir);
+}
+
 /* ---- habits: new ., filters, suggestions, several at once, late options ---- */
 
 /* hqt ARGS run from directory dir (through sh: run_argv has no cwd). */

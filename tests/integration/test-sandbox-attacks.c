@@ -74,6 +74,7 @@ static char *bin;    /* $ROOT/bin: the fake harnesses' install dir (on PATH) */
 static char *data;   /* $XDG_DATA_HOME: hqt's data dir is data/hqt */
 static char *tok;    /* unique per test: markers, plants, secrets */
 static char *hostns; /* the inode of the test's pid namespace */
+static char *bsock;  /* another hqt instance's tmux server, when a test starts one */
 
 /* ---- small helpers ------------------------------------------------------ */
 
@@ -414,6 +415,16 @@ setup(void)
 static void
 teardown(void)
 {
+	if (bsock != NULL) {
+		const char *argv[] = { "tmux", "-L", bsock, "kill-server", NULL };
+		struct run r;
+
+		run_argv(&r, &te, argv, NULL);
+		run_free(&r);
+		tmux_socket_remove(bsock, (unsigned)getuid());
+		free(bsock);
+		bsock = NULL;
+	}
 	tenv_free(&te);
 	free(bin);
 	free(data);
@@ -1604,4 +1615,156 @@ Test(attacks, no_plant_for_a_stronger_policy_through_the_private_state)
 	free(wt);
 	free(weak);
 	free(ctl);
+}
+
+/* ---- 8. the event file ---------------------------------------------------------- */
+
+/*
+ * What a session may write for hqt is its own event file: with the hooks'
+ * helper, a permission prompt under a forged id; then 8 MiB of junk
+ * straight into the file (it is bound writable), and the helper once more.
+ * The line is looked for in the file, not told by the helper's exit: built
+ * with ASan it exits 1 in a sandbox (its leak check cannot run there).
+ */
+static const char EVENTS_PAYLOAD[] =
+	": >\"$OUT\"\n"
+	"rec \"file $HQT_EVENT_FILE\"\n"
+	"ev() { printf '{\"hook_event_name\":\"PermissionRequest\",\"session_id\":\"%s\"}' @FORGED@ |\n"
+	"  \"$HQT_EVENT_COMMAND\"; }\n"
+	"ev; rec \"helper exit $?\"; grep -q @FORGED@ \"$HQT_EVENT_FILE\" && rec sent\n"
+	"head -c 8388608 /dev/zero | tr '\\0' x >>\"$HQT_EVENT_FILE\" && rec \"junk $(stat -c %s \"$HQT_EVENT_FILE\")\"\n"
+	"ev; rec \"again $(stat -c %s \"$HQT_EVENT_FILE\")\"\n"
+	"park\n";
+
+/* A string member of session id in `hqt list --json` ("null" when not a
+ * string); of instance B (--db bdb, the server bsock) when bdb is set. */
+static char *
+list_field(const char *bdb, long id, const char *key)
+{
+	struct run r;
+	json_t *l, *s, *v;
+	char *out;
+
+	if (bdb != NULL)
+		run_hqt(&r, &te, "list", "--json", "--db", bdb, "--tmux-socket", bsock, NULL);
+	else
+		run_hqt(&r, &te, "list", "--json", NULL);
+	l = run_json(&r, "list --json");
+	run_free(&r);
+	s = session_in(l, id);
+	cr_assert_not_null(s, "session %ld is not listed", id);
+	v = json_object_get(s, key);
+	out = strdup(json_is_string(v) ? json_string_value(v) : "null");
+	json_decref(l);
+	return out;
+}
+
+/*
+ * Issue 20 item 4: two hqt instances of one user (another --db, another
+ * tmux server) both have a session 1.  With event files named by the
+ * number alone, the sandboxed session 1 of instance A rewrote the harness
+ * session id of instance B's unsandboxed session 1 (its next resume opens
+ * another conversation) and flagged it "needs you".  Now each database has
+ * its own files.  Control: A's own session takes the forged id and the
+ * prompt.  And a file the session grew on its own does not stop the
+ * reader (it reads the tail), and the helper's next line brings it back
+ * under its bound.
+ */
+Test(attacks, events_stay_with_their_instance)
+{
+	static const char forged[] = "0199cccc-0000-7000-8000-00000000e0e1";
+	char *adir = fmt("%s/a", te.root), *a = new_project("a", adir), *b = fmt("%s/b", te.root);
+	char *bdb = fmt("%s/b.db", te.root);
+	const char *pairs[] = { "FORGED", forged, NULL };
+	char *payload = subst(EVENTS_PAYLOAD, pairs);
+	install_payload("claude", payload, true);
+
+	/* B: the user's unsandboxed claude (the stock fake: the payload's
+	 * guard hands over), session 1 of its own database and server. */
+	bsock = fmt("%s-b", te.socket);
+	mkdir(b, 0755);
+	run_ok(&te, "project", "add", "b", b, "--db", bdb, NULL);
+	long plain = run_new(&te, "b", "claude", "--db", bdb, "--tmux-socket", bsock, NULL);
+	char *bid = list_field(bdb, plain, "harness_session_id"), *att = NULL;
+	cr_assert_str_neq(bid, "null");
+	for (long long end = now_ms() + 10000; now_ms() < end; sleep_ms(100)) {
+		free(att);
+		att = list_field(bdb, plain, "attention");
+		if (strcmp(att, "idle") == 0)
+			break;
+	}
+	cr_assert_str_eq(att, "idle", "control: B's session never read idle");
+	free(att);
+
+	/* A: the attack, session 1 of the default database. */
+	long boxed = run_new(&te, "a", "claude", "--sandbox", "--fs", "rw", NULL);
+	cr_assert_eq(boxed, plain, "both instances' first session is 1: %ld, %ld", boxed, plain);
+	char *out = results_in(a, "claude", boxed, NULL);
+	char *afile = line_after(out, "file ");
+	cr_assert(afile != NULL && afile[0] == '/', "no event file in the session:\n%s", out);
+	cr_expect(strstr(out, "\nsent\n") != NULL, "control: the helper wrote nothing:\n%s", out);
+	char *junk = line_after(out, "junk "), *again = line_after(out, "again ");
+	cr_expect(junk != NULL && atol(junk) >= 8 << 20, "control: no junk written:\n%s", out);
+	cr_expect(again != NULL && atol(again) <= 1 << 20,
+		  "the helper left the file at %s bytes:\n%s", again ? again : "?", out);
+
+	/* Control: A's own session takes the forged id and the prompt. */
+	char *aid = NULL;
+	att = NULL;
+	for (long long end = now_ms() + 8000; now_ms() < end; sleep_ms(100)) {
+		free(aid);
+		free(att);
+		aid = list_field(NULL, boxed, "harness_session_id");
+		att = list_field(NULL, boxed, "attention");
+		if (strcmp(aid, forged) == 0 && strcmp(att, "needs_input") == 0)
+			break;
+	}
+	cr_expect_str_eq(aid, forged, "control: A's session did not take its own event's id");
+	cr_expect_str_eq(att, "needs_input", "control: A's session did not read its own prompt");
+	free(aid);
+	free(att);
+
+	/* B's session: its own id, not needing the user, its own file. */
+	for (int i = 0; i < 5; i++) {
+		char *id = list_field(bdb, plain, "harness_session_id");
+		att = list_field(bdb, plain, "attention");
+		cr_expect_str_eq(id, bid, "B's session took the id A's session forged");
+		cr_expect_str_eq(att, "idle", "B's session took A's session's prompt");
+		free(id);
+		free(att);
+		sleep_ms(200);
+	}
+	{
+		glob_t g;
+		char *pat = fmt("%s/.fake/claude.*.env", b), *bfile = NULL;
+
+		cr_assert_eq(glob(pat, 0, NULL, &g), 0, "B's harness recorded no environment");
+		FILE *f = fopen(g.gl_pathv[0], "r");
+		char *line = NULL;
+		size_t cap = 0;
+		while (f != NULL && bfile == NULL && getdelim(&line, &cap, '\0', f) > 0)
+			if (strncmp(line, "HQT_EVENT_FILE=", 15) == 0)
+				bfile = strdup(line + 15);
+		if (f != NULL)
+			fclose(f);
+		free(line);
+		cr_assert_not_null(bfile, "B's harness had no event file");
+		cr_expect_str_neq(bfile, afile, "both instances' session 1 share %s", bfile);
+		free(bfile);
+		free(pat);
+		globfree(&g);
+	}
+	struct stat st;
+	cr_expect(stat(afile, &st) == 0 && st.st_size <= 1 << 20,
+		  "A's event file is %lld bytes on the host", (long long)st.st_size);
+	free(junk);
+	free(again);
+	free(afile);
+	free(out);
+	free(bid);
+	free(payload);
+	free(bdb);
+	free(adir);
+	free(a);
+	free(b);
 }

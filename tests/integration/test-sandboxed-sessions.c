@@ -1334,13 +1334,16 @@ Test(sandboxed, dry_run_and_show_print_the_argv_that_runs)
 			free(w[i]);
 			w[i] = strdup(sid);
 		}
-	/* and the event file, named by the number: the dry run said the next
-	 * one, 1, before the other session took it */
+	/* and the event file, named by the number (in the database's
+	 * directory): the dry run said the next one, 1, before the other
+	 * session took it */
 	{
-		char *was = fmt("/hqt/events/%ld", id), *is = fmt("/hqt/events/%ld", cid);
+		char *was = fmt("/%ld", id), *is = fmt("/%ld", cid);
 		for (size_t i = 0; i < n; i++) {
-			char *at = strstr(w[i], was);
-			if (at != NULL && strcmp(at, was) == 0) {
+			size_t wl = strlen(w[i]);
+			char *at = wl >= strlen(was) ? w[i] + wl - strlen(was) : NULL;
+			if (strstr(w[i], "/hqt/events/") != NULL && at != NULL &&
+			    strcmp(at, was) == 0) {
 				*at = '\0';
 				char *nw = fmt("%s%s", w[i], is);
 				free(w[i]);

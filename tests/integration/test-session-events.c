@@ -21,6 +21,7 @@
 
 static struct tenv te;
 static char *proj, *logdir, *control, *rundir;
+static char *bsock;  /* another instance's tmux server, when a test starts one */
 
 static void
 setup(void)
@@ -47,6 +48,16 @@ setup(void)
 static void
 teardown(void)
 {
+	if (bsock != NULL) {
+		const char *argv[] = { "tmux", "-L", bsock, "kill-server", NULL };
+		struct run r;
+
+		run_argv(&r, &te, argv, NULL);
+		run_free(&r);
+		tmux_socket_remove(bsock, (unsigned)getuid());
+		free(bsock);
+		bsock = NULL;
+	}
 	tenv_free(&te);
 	free(proj);
 	free(logdir);
@@ -55,6 +66,27 @@ teardown(void)
 }
 
 TestSuite(session_events, .init = setup, .fini = teardown, .timeout = 90);
+
+/* Session id's event file: in the directory of the database file (its
+ * device and inode), so that another hqt instance's session id is not it. */
+static char *
+events_file_of(const char *db, long id)
+{
+	struct stat st;
+
+	cr_assert(stat(db, &st) == 0, "no database %s", db);
+	return fmt("%s/hqt/events/%llx-%llx/%ld", rundir, (unsigned long long)st.st_dev,
+		   (unsigned long long)st.st_ino, id);
+}
+
+static char *
+events_file(long id)
+{
+	char *db = fmt("%s/.local/share/hqt/hqt.db", te.home), *path = events_file_of(db, id);
+
+	free(db);
+	return path;
+}
 
 static char *
 field(long id, const char *key)
@@ -80,7 +112,7 @@ wait_for_state(long id, const char *want_st, const char *want_att, int timeout_m
 		bool ok = strcmp(st, want_st) == 0 && strcmp(att, want_att) == 0;
 
 		if (ok || now_ms() >= end) {
-			char *p = fmt("%s/hqt/events/%ld", rundir, id), *t = ok ? NULL : slurp(p);
+			char *p = events_file(id), *t = ok ? NULL : slurp(p);
 			struct run r;
 			if (!ok)
 				run_tmux(&r, &te, "list-windows", "-a", "-F",
@@ -100,11 +132,6 @@ wait_for_state(long id, const char *want_st, const char *want_att, int timeout_m
 	}
 }
 
-static char *
-events_file(long id)
-{
-	return fmt("%s/hqt/events/%ld", rundir, id);
-}
 
 /* Wait until the event file holds needle. */
 static void
@@ -261,4 +288,86 @@ Test(session_events, a_restart_starts_a_fresh_file)
 	free(t);
 	free(path);
 	free(n);
+}
+
+/*
+ * Two hqt instances of one user (another --db, another tmux server), each
+ * with a session 1 in the same runtime directory: an event for instance
+ * A's session 1 (a prompt, a new id) is A's alone.  Before the files were
+ * named by the database, B's session 1 read A's file: it needed the user
+ * and its next resume opened A's conversation (issue 20 item 4).
+ */
+static char *
+field_b(const char *bdb, long id, const char *key)
+{
+	struct run r;
+	json_t *l, *s, *v;
+	char *out;
+
+	run_hqt(&r, &te, "list", "--json", "--db", bdb, "--tmux-socket", bsock, NULL);
+	l = run_json(&r, "list --json of instance B");
+	run_free(&r);
+	s = session_in(l, id);
+	cr_assert_not_null(s, "instance B lists no session %ld", id);
+	v = json_object_get(s, key);
+	out = json_is_string(v) ? strdup(json_string_value(v)) : strdup("null");
+	json_decref(l);
+	return out;
+}
+
+Test(session_events, another_instances_session_is_not_touched)
+{
+	char *bdb = fmt("%s/b.db", te.root), *bcontrol = fmt("%s/control-b", te.root);
+	char *apath, *bpath, *bid, *now, *att, *t;
+
+	bsock = fmt("%s-b", te.socket);
+	long a = run_new(&te, "p", "claude", NULL);
+	wait_for_state(a, "waiting", "idle", 10000);
+	/* B: the same project, its own database, server and control file (the
+	 * fake reads its control from the environment hqt new passes on). */
+	write_file(bcontrol, "idle\n", 0644);
+	tenv_put(&te, "FAKE_CONTROL", bcontrol);
+	run_ok(&te, "project", "add", "p", proj, "--db", bdb, NULL);
+	long b = run_new(&te, "p", "claude", "--db", bdb, "--tmux-socket", bsock, NULL);
+	tenv_put(&te, "FAKE_CONTROL", control);
+	cr_assert_eq(a, b, "both instances' first session is 1: %ld, %ld", a, b);
+	bid = field_b(bdb, b, "harness_session_id");
+	cr_assert_str_neq(bid, "null");
+	apath = events_file(a);
+	bpath = events_file_of(bdb, b);
+	cr_expect_str_neq(apath, bpath);
+	for (long long end = now_ms() + 10000; now_ms() < end; sleep_ms(50)) {
+		att = field_b(bdb, b, "attention");
+		bool idle = strcmp(att, "idle") == 0;
+		free(att);
+		if (idle)
+			break;
+	}
+
+	/* A's session 1: a permission prompt under a new id.  Control: A
+	 * takes both. */
+	event(a, "{\"hook_event_name\":\"PermissionRequest\",\"session_id\":\"" ID2 "\"}",
+	      "PermissionRequest");
+	wait_for_state(a, "waiting", "needs_input", 3000);
+	now = field(a, "harness_session_id");
+	cr_expect_str_eq(now, ID2, "control: A's session did not take its event's id");
+	free(now);
+	/* B's session 1: neither, now or a moment later. */
+	for (int i = 0; i < 5; i++) {
+		now = field_b(bdb, b, "harness_session_id");
+		att = field_b(bdb, b, "attention");
+		cr_expect_str_eq(now, bid, "B's session took A's id");
+		cr_expect_str_eq(att, "idle", "B's session took A's prompt");
+		free(now);
+		free(att);
+		sleep_ms(200);
+	}
+	t = slurp(bpath);
+	cr_expect(t == NULL || strstr(t, "PermissionRequest") == NULL, "B's file: %s", t);
+	free(t);
+	free(apath);
+	free(bpath);
+	free(bid);
+	free(bdb);
+	free(bcontrol);
 }

@@ -826,6 +826,32 @@ Test(tui, preview_lets_no_escape_sequence_through)
 	run_free(&r);
 }
 
+/* Nor bidi controls and invisible format characters (issue 20 item 7):
+ * "abc<U+202E>def" is drawn "abcdef", not "abcfed".  Control: the
+ * harness's own pane holds them. */
+Test(tui, preview_shows_no_bidi_or_invisible_characters)
+{
+	static const char printed[] = "abc\xe2\x80\xae" "def\xe2\x81\xa6" "ghi\xef\xbb\xbf" "jkl";
+	char *what = fmt("print %s", printed), *scr;
+	struct run r;
+
+	add_project("web", web);
+	new_session("web", "claude", "looker", NULL);
+	tui_start(100, 30);
+	wait_screen("for shortcuts");
+	control(web, what);
+	wait_screen("abcdefghijkl");
+	scr = screen();
+	cr_assert_null(strstr(scr, "\xe2\x80\xae"), "%s", scr);
+	cr_assert_null(strstr(scr, "\xe2\x81\xa6"), "%s", scr);
+	cr_assert_null(strstr(scr, "\xef\xbb\xbf"), "%s", scr);
+	free(scr);
+	run_tmux(&r, &te, "capture-pane", "-p", "-t", "hqt:hqt-1", NULL);
+	cr_assert_not_null(strstr(r.out, printed), "control: the pane holds:\n%s", r.out);
+	run_free(&r);
+	free(what);
+}
+
 /* ---- the new-session dialog ---- */
 
 /* The first sandboxed session asks, once; n goes back to the dialog and

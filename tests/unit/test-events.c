@@ -295,15 +295,28 @@ Test(events, an_event_decides_while_newer_than_the_screen)
 				   t - 2), HQT_STATUS_WORKING);
 }
 
+/* The events directory of the database file db: <rt>/hqt/events/<dev>-<ino>. */
+static char *
+dir_of(const char *rt, const char *db)
+{
+	struct stat st;
+
+	cr_assert(stat(db, &st) == 0, "%s", db);
+	return fmt("%s/hqt/events/%llx-%llx", rt, (unsigned long long)st.st_dev,
+		   (unsigned long long)st.st_ino);
+}
+
 Test(events, the_file_is_private_in_the_runtime_dir)
 {
-	char *rt = fmt("%s/run", root), *path, *want;
+	char *rt = fmt("%s/run", root), *db = fmt("%s/hqt.db", root), *path, *want, *dir;
 	struct stat st;
 
 	cr_assert(mkdir(rt, 0700) == 0);
 	setenv("XDG_RUNTIME_DIR", rt, 1);
-	path = events_path(7, true);
-	want = fmt("%s/hqt/events/7", rt);
+	write_file(db, "", 0600);
+	dir = dir_of(rt, db);
+	path = events_path(db, 7, true);
+	want = fmt("%s/7", dir);
 	cr_assert_not_null(path);
 	cr_expect_str_eq(path, want);
 	cr_assert(stat(path, &st) == 0);
@@ -313,38 +326,96 @@ Test(events, the_file_is_private_in_the_runtime_dir)
 	want = fmt("%s/hqt/events", rt);
 	cr_assert(stat(want, &st) == 0);
 	cr_expect_eq(st.st_mode & 0777, 0700);
+	cr_assert(stat(dir, &st) == 0);
+	cr_expect_eq(st.st_mode & 0777, 0700);
 	free(want);
 	/* not emptied by a second make; emptied by a reset; gone after remove */
 	write_file(path, "x\n", 0600);
-	free(events_path(7, true));
+	free(events_path(db, 7, true));
 	cr_assert(stat(path, &st) == 0);
 	cr_expect_eq(st.st_size, 2);
 	events_reset(path);
 	cr_assert(stat(path, &st) == 0);
 	cr_expect_eq(st.st_size, 0);
-	events_remove(7);
+	events_remove(db, 7);
 	cr_expect_neq(access(path, F_OK), 0);
 	free(path);
 	/* a symlink planted at the file's name is not followed */
 	{
-		char *link = fmt("%s/hqt/events/8", rt), *target = fmt("%s/target", root);
+		char *link = fmt("%s/8", dir), *target = fmt("%s/target", root);
 
 		cr_assert(symlink(target, link) == 0);
-		cr_expect_null(events_path(8, true));
+		cr_expect_null(events_path(db, 8, true));
 		cr_expect_neq(access(target, F_OK), 0);
 		free(link);
 		free(target);
 	}
+	/* a database that is no file has no events: the screen alone */
+	cr_expect_null(events_path(":memory:", 7, true));
+	cr_expect_null(events_path(NULL, 7, true));
+	cr_expect_null(events_dir(rt, true));
 	/* a runtime dir others can write is not ours: /tmp/hqt-<uid> then */
 	chmod(rt, 0777);
-	path = events_path(9, false);
-	want = fmt("/tmp/hqt-%u/events/9", (unsigned)getuid());
+	path = events_path(db, 9, false);
+	want = fmt("/tmp/hqt-%u/events/%s/9", (unsigned)getuid(), strrchr(dir, '/') + 1);
 	if (path != NULL)
 		cr_expect_str_eq(path, want);
 	free(path);
 	free(want);
 	unsetenv("XDG_RUNTIME_DIR");
+	free(dir);
+	free(db);
 	free(rt);
+}
+
+/*
+ * Two hqt instances of one user (another --db, another tmux server) both
+ * have a session 1: their files differ, so one's events never reach the
+ * other (issue 20 item 4).  One database reached by another name (a
+ * symlink) is the same instance, and keeps its files when moved.
+ */
+Test(events, each_database_has_its_own_files)
+{
+	char *rt = fmt("%s/run", root), *a = fmt("%s/a.db", root), *b = fmt("%s/b.db", root);
+	char *link = fmt("%s/link.db", root), *moved = fmt("%s/moved.db", root);
+	char *pa, *pb, *pl, *pm;
+
+	cr_assert(mkdir(rt, 0700) == 0);
+	setenv("XDG_RUNTIME_DIR", rt, 1);
+	write_file(a, "", 0600);
+	write_file(b, "", 0600);
+	cr_assert(symlink(a, link) == 0);
+	pa = events_path(a, 1, true);
+	pb = events_path(b, 1, true);
+	cr_assert_not_null(pa);
+	cr_assert_not_null(pb);
+	cr_expect_str_neq(pa, pb);
+	/* what A's session 1 is told does not reach B's */
+	write_file(pa, "{\"hqt_at\":1,\"hook_event_name\":\"Stop\"}\n", 0600);
+	{
+		char *tb = slurp(pb);
+		cr_expect_str_empty(tb, "B's file: %s", tb);
+		free(tb);
+	}
+	pl = events_path(link, 1, false);
+	cr_expect_str_eq(pl, pa);
+	cr_assert(rename(a, moved) == 0);
+	pm = events_path(moved, 1, false);
+	cr_expect_str_eq(pm, pa);
+	/* B's rm leaves A's file */
+	events_remove(b, 1);
+	cr_expect_neq(access(pb, F_OK), 0);
+	cr_expect_eq(access(pa, F_OK), 0);
+	unsetenv("XDG_RUNTIME_DIR");
+	free(pa);
+	free(pb);
+	free(pl);
+	free(pm);
+	free(rt);
+	free(a);
+	free(b);
+	free(link);
+	free(moved);
 }
 
 /* Run hqt-event with argv and stdin; its stdout in *out. */
@@ -456,4 +527,121 @@ Test(events, the_helper_appends_one_short_line_and_says_nothing)
 	}
 	free(in);
 	free(file);
+}
+
+/*
+ * hqt-event never grows the file past its bound (1 MiB): the line that
+ * would pass it starts the file again with the whole lines of its last
+ * 64 KiB (what the reader reads), so the status and id read before are
+ * read after, even when the new line says neither.  A file the session
+ * grew itself (it can write the file directly) is brought back the same
+ * way at the next event.
+ */
+#define HELPER_FILE_MAX ((size_t)1 << 20)
+
+Test(events, the_helper_keeps_the_file_under_its_bound)
+{
+	static const char filler[] =
+		"{\"hqt_at\":1000,\"hook_event_name\":\"PreToolUse\",\"session_id\":\"" ID "\"}\n";
+	static const char newest[] =
+		"{\"hqt_at\":2000,\"hook_event_name\":\"PermissionRequest\",\"session_id\":\"" ID2 "\"}\n";
+	static const char quiet[] = "{\"hook_event_name\":\"SessionEnd\"}";
+	size_t cap = HELPER_FILE_MAX + 4096, n = 0;
+	char *text = xmalloc(cap), *out, *path;
+	struct events_seen ev;
+	struct stat st;
+
+	/* Just under the bound: events written as the helper writes them,
+	 * the newest a permission prompt under a new id. */
+	while (n + sizeof filler - 1 + sizeof newest - 1 < HELPER_FILE_MAX - 40) {
+		memcpy(text + n, filler, sizeof filler - 1);
+		n += sizeof filler - 1;
+	}
+	memcpy(text + n, newest, sizeof newest - 1);
+	n += sizeof newest - 1;
+	path = write_events(text, n);
+	/* far from the bound: appended as it is */
+	cr_expect_eq(helper(path, quiet, NULL, 0, &out), 0);
+	free(out);
+	cr_assert(stat(path, &st) == 0);
+	cr_expect_gt((size_t)st.st_size, n, "not appended");
+	cr_expect_leq((size_t)st.st_size, HELPER_FILE_MAX);
+	/* at the bound: never past it, whatever comes */
+	for (int i = 0; i < 3; i++) {
+		cr_expect_eq(helper(path, quiet, NULL, 0, &out), 0);
+		free(out);
+		cr_assert(stat(path, &st) == 0);
+		cr_expect_leq((size_t)st.st_size, HELPER_FILE_MAX, "%lld bytes after call %d",
+			      (long long)st.st_size, i);
+	}
+	cr_expect_leq((size_t)st.st_size, (size_t)EVENTS_TAIL + 1024, "not started again: %lld",
+		      (long long)st.st_size);
+	/* what the reader read before: the prompt decides, the id is kept */
+	cr_assert_eq(events_latest(harness("claude"), path, 0, &ev), 0);
+	cr_expect_eq(ev.status, HQT_STATUS_NEEDS_INPUT);
+	cr_expect_eq(ev.at_ms, 2000);
+	cr_expect_str_eq(ev.id, ID2);
+	{
+		char *got = slurp(path);
+		cr_expect_eq(strncmp(got, filler, sizeof filler - 1), 0, "not whole lines: %.80s", got);
+		cr_expect_eq(got[strlen(got) - 1], '\n');
+		free(got);
+	}
+	free(path);
+
+	/* 8 MiB of one unfinished line, written straight into the file: the
+	 * next event starts it again with that event alone. */
+	memset(text, 'x', HELPER_FILE_MAX);
+	path = write_events(text, HELPER_FILE_MAX);
+	for (int i = 1; i < 8; i++) {
+		int fd = open(path, O_WRONLY | O_APPEND);
+		cr_assert_eq(write(fd, text, HELPER_FILE_MAX), (ssize_t)HELPER_FILE_MAX);
+		close(fd);
+	}
+	cr_expect_eq(helper(path, NULL, "{\"hook_event_name\":\"Stop\",\"session_id\":\"" ID "\"}",
+			    strlen("{\"hook_event_name\":\"Stop\",\"session_id\":\"" ID "\"}"),
+			    &out), 0);
+	free(out);
+	cr_assert(stat(path, &st) == 0);
+	cr_expect_lt(st.st_size, 1024, "%lld bytes", (long long)st.st_size);
+	cr_assert_eq(events_latest(harness("claude"), path, 0, &ev), 0);
+	cr_expect_eq(ev.status, HQT_STATUS_WAITING);
+	cr_expect_str_eq(ev.id, ID);
+	free(path);
+	free(text);
+}
+
+/* The reader reads the tail, whatever the size: a 16 GiB file (sparse)
+ * costs it what a small one does. */
+Test(events, the_reader_reads_only_the_tail_of_a_huge_file)
+{
+	static const char line[] =
+		"\n{\"hqt_at\":3000,\"hook_event_name\":\"Stop\",\"session_id\":\"" ID "\"}\n";
+	char *path = fmt("%s/huge", root);
+	off_t size = (off_t)16 << 30;
+	struct events_seen ev;
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+	cr_assert(fd >= 0);
+	if (ftruncate(fd, size) != 0) {
+		close(fd);
+		free(path);
+		cr_skip_test("no sparse file of 16 GiB here");
+	}
+	cr_assert_eq(pwrite(fd, line, sizeof line - 1, size), (ssize_t)(sizeof line - 1));
+	close(fd);
+	long long t0 = now_ms();
+	cr_assert_eq(events_latest(harness("claude"), path, 0, &ev), 0);
+	cr_expect_eq(ev.status, HQT_STATUS_WAITING);
+	cr_expect_str_eq(ev.id, ID);
+	cr_expect_lt(now_ms() - t0, 1000, "%lld ms", now_ms() - t0);
+	/* only zeros at its end: nothing, quickly */
+	fd = open(path, O_WRONLY);
+	cr_assert(fd >= 0);
+	cr_assert(ftruncate(fd, size) == 0);
+	close(fd);
+	cr_assert_eq(events_latest(harness("claude"), path, 0, &ev), 0);
+	cr_expect_eq(ev.status, HQT_STATUS_UNKNOWN);
+	unlink(path);
+	free(path);
 }

@@ -1,7 +1,7 @@
 /* test-util.c: the small helpers every part of hqt shares; here the one rule
  * for an environment variable's name, and that the config, the stored
  * sandbox policy and the sandbox's environment all apply it; a table
- * cell's width. */
+ * cell's width; hostile text made fit to show. */
 #include <criterion/criterion.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,4 +89,89 @@ Test(util, text_cell_counts_columns_in_the_environments_locale)
 	c = text_cell("ab", 4);
 	cr_assert_str_eq(c, "ab  ");
 	free(c);
+}
+
+/* code point -> UTF-8 into buf (4 bytes and a NUL at most). */
+static const char *
+utf8(unsigned cp, char buf[5])
+{
+	if (cp < 0x80) {
+		buf[0] = (char)cp;
+		buf[1] = '\0';
+	} else if (cp < 0x800) {
+		buf[0] = (char)(0xc0 | cp >> 6);
+		buf[1] = (char)(0x80 | (cp & 0x3f));
+		buf[2] = '\0';
+	} else if (cp < 0x10000) {
+		buf[0] = (char)(0xe0 | cp >> 12);
+		buf[1] = (char)(0x80 | (cp >> 6 & 0x3f));
+		buf[2] = (char)(0x80 | (cp & 0x3f));
+		buf[3] = '\0';
+	} else {
+		buf[0] = (char)(0xf0 | cp >> 18);
+		buf[1] = (char)(0x80 | (cp >> 12 & 0x3f));
+		buf[2] = (char)(0x80 | (cp >> 6 & 0x3f));
+		buf[3] = (char)(0x80 | (cp & 0x3f));
+		buf[4] = '\0';
+	}
+	return buf;
+}
+
+/*
+ * Text an agent controls (a pane's lines, an exit message) is shown
+ * through text_escape: the bidi controls and invisible format characters
+ * are dropped, so "abc<U+202E>def" cannot show as "abcfed" (issue 20
+ * item 7); their neighbours are kept; escapes and bytes that are no
+ * UTF-8 (overlong forms too, which could spell a dropped character
+ * another way) are still shown escaped.
+ */
+Test(util, text_escape_drops_bidi_and_invisible_characters)
+{
+	static const unsigned gone[][2] = {
+		{ 0x00ad, 0x00ad }, { 0x061c, 0x061c }, { 0x180e, 0x180e },
+		{ 0x200b, 0x200f }, { 0x202a, 0x202e }, { 0x2060, 0x2064 },
+		{ 0x2066, 0x2069 }, { 0x206a, 0x206f }, { 0xfeff, 0xfeff },
+		{ 0xfff9, 0xfffb }, { 0xe0000, 0xe007f },
+	};
+	static const unsigned kept[] = {
+		0x00ac, 0x00ae, 0x061b, 0x180d, 0x200a, 0x2010, 0x2029, 0x202f,
+		0x205f, 0xfefe, 0xfff8, 0xfffc, 0xfffd, 0xe0080, 0xe0100, 0x05d0, 0x1f600,
+	};
+	char buf[5], *in, *out;
+
+	out = text_escape("abc\xe2\x80\xae" "def", 0);
+	cr_expect_str_eq(out, "abcdef");
+	free(out);
+	/* the isolate a "Trojan Source" line uses, around a comment's end */
+	out = text_escape("x\xe2\x81\xa6/* \xe2\x81\xa9 */\xe2\x80\x8b\xef\xbb\xbfy", 0);
+	cr_expect_str_eq(out, "x/*  */y");
+	free(out);
+	for (size_t i = 0; i < ARRAY_SIZE(gone); i++)
+		for (unsigned cp = gone[i][0]; cp <= gone[i][1]; cp++) {
+			in = xasprintf("a%sb", utf8(cp, buf));
+			out = text_escape(in, 0);
+			cr_expect_str_eq(out, "ab", "U+%04X kept", cp);
+			free(out);
+			free(in);
+		}
+	for (size_t i = 0; i < ARRAY_SIZE(kept); i++) {
+		in = xasprintf("a%sb", utf8(kept[i], buf));
+		out = text_escape(in, 0);
+		cr_expect_str_eq(out, in, "U+%04X dropped", kept[i]);
+		free(out);
+		free(in);
+	}
+	/* escapes as before */
+	out = text_escape("\x1b[31mred\x1b]52;c;eA==\a\n\xc2\x9b", 0);
+	cr_expect_str_eq(out, "\\x1b[31mred\\x1b]52;c;eA==\\x07\\n\\xc2\\x9b");
+	free(out);
+	/* overlong (U+202E in four bytes), a surrogate, past U+10FFFF: bytes */
+	out = text_escape("a\xf0\x82\x80\xae" "b\xed\xa0\x80" "c\xf4\x90\x80\x80" "d", 0);
+	cr_expect_str_eq(out, "a\\xf0\\x82\\x80\\xaeb\\xed\\xa0\\x80" "c\\xf4\\x90\\x80\\x80" "d");
+	free(out);
+	/* and a table's cell, which shows through it */
+	setenv("LC_ALL", "C.UTF-8", 1);
+	out = text_cell("ab\xe2\x80\xae" "cd", 5);
+	cr_expect_str_eq(out, "abcd ");
+	free(out);
 }
