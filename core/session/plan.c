@@ -196,7 +196,7 @@ find_squid(char *const *host_env)
  */
 static int
 plan_net(struct session_plan *p, const struct harness *h, const struct db_session *s,
-	 char *const *host_env, char **err)
+	 const char *db, char *const *host_env, char **err)
 {
 	static const char *const proxy_vars[] = {
 		"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy",
@@ -226,7 +226,10 @@ plan_net(struct session_plan *p, const struct harness *h, const struct db_sessio
 			"installed (sudo apt-get install squid), or use --net on or off");
 		return -1;
 	}
-	if ((run = hqt_runtime_dir(true)) == NULL) {
+	/* Beside the session's event file: the database's own runtime
+	 * directory, so another hqt instance's session of the same number
+	 * has another (events.h). */
+	if ((run = events_dir(db, true)) == NULL) {
 		set_err(err, "cannot start a session with net = allow: no runtime directory for "
 			"its proxy ($XDG_RUNTIME_DIR)");
 		return -1;
@@ -285,7 +288,7 @@ session_plan(struct hqt_app *app, const struct db_session *s, bool resume,
 				     err) != 0)
 		goto fail;
 	session_add_plugin_binds(&app->reg, h, &p->policy);
-	if (p->policy.net_allow && plan_net(p, h, s, host_env, err) != 0)
+	if (p->policy.net_allow && plan_net(p, h, s, app_db_path(app), host_env, err) != 0)
 		goto fail;
 	/* The one file it may write for hqt, and the helper that writes it. */
 	if (p->events != NULL) {
