@@ -98,6 +98,40 @@ check_bwrap(struct report *r)
 	return ok;
 }
 
+/*
+ * What net = allow needs beyond bubblewrap: squid (looked for where the
+ * plan looks), and Landlock's scoping, which keeps a net = on session
+ * away from the host's abstract unix sockets.
+ */
+static void
+check_network(struct report *r)
+{
+	static const char *const where[] = { "/usr/sbin/squid", "/usr/local/sbin/squid" };
+	char *squid = find_in_path("squid", NULL);
+	int abi = sandbox_landlock_abi();
+
+	for (size_t i = 0; squid == NULL && i < ARRAY_SIZE(where); i++)
+		if (access(where[i], X_OK) == 0)
+			squid = xstrdup(where[i]);
+	if (squid != NULL)
+		add(r, "net allow", true, false,
+		    xasprintf("squid (%s): sandboxed sessions can have net = allow", squid), NULL);
+	else
+		add(r, "net allow", false, false,
+		    xstrdup("squid not found: sessions with net = allow will not start"),
+		    xstrdup("sudo apt-get install squid"));
+	if (abi >= 6)
+		add(r, "landlock", true, false,
+		    xasprintf("ABI %d: a sandbox reaches no abstract unix socket and signals no "
+			      "process outside it, also with net = on", abi), NULL);
+	else
+		add(r, "landlock", false, false,
+		    xasprintf("%s: with net = on a sandbox can reach the host's abstract unix "
+			      "sockets (X11, D-Bus)", abi > 0 ? "ABI below 6" : "no Landlock"),
+		    xstrdup("use net = allow or off, or a kernel of 6.12 or newer"));
+	free(squid);
+}
+
 /* The nearest existing ancestor of path, for a database not created yet. */
 static char *
 existing_ancestor(const char *path)
@@ -328,6 +362,8 @@ cmd_doctor_exec(struct hqt_app *app, int argc, char **argv)
 			  : xstrdup("no hqt.ini found; using built-in defaults"), NULL);
 	check_tmux(&r, app);
 	bool sandbox = check_bwrap(&r);
+	if (sandbox)
+		check_network(&r);
 	check_db(&r, app->cfg.db_path);
 	cmd_registry(app);
 	check_plugins(&r, app, sandbox);
