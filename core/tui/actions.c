@@ -182,7 +182,7 @@ new_open(struct tui *t)
 	in.fix = pr.fix;
 	in.sandbox_default = d->enabled;
 	in.fs_rw_default = d->fs_rw;
-	in.net_default = d->net;
+	in.net_default = d->net_allow ? CONFIG_NET_ALLOW : d->net ? CONFIG_NET_ON : CONFIG_NET_OFF;
 	/* hqt new's checks (session/verbs.c): the top of a repository, with a
 	 * commit to branch from. */
 	in.worktree_default = t->app->cfg.worktree;
@@ -219,7 +219,10 @@ new_submit(struct tui *t)
 	r.sandbox = nd->sandbox ? 1 : 0;
 	if (nd->sandbox) {
 		r.fs_rw = nd->fs_rw;
-		r.net = nd->net ? CONFIG_NET_ON : CONFIG_NET_OFF;
+		r.net = nd->net;
+		/* allow: the list of [sandbox] net when it says allow, else "+" */
+		if (nd->net == CONFIG_NET_ALLOW && t->app->cfg.sandbox.net_allow)
+			r.net_list = &t->app->cfg.sandbox.net_list;
 	}
 	r.worktree = nd->worktree_ok && nd->worktree ? 1 : 0;
 	state_message(&t->st, false, "starting %s in %s%s...", harness, nd->project,

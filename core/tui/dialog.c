@@ -161,7 +161,11 @@ dialog_new_key(struct tui_state *t, int key)
 		break;
 	case NF_NET:
 		if (space || left || right)
-			nd->net = left ? true : right ? false : !nd->net;
+			/* allow, on, off: the arrows move, space goes round */
+			nd->net = left ? (nd->net == CONFIG_NET_OFF ? CONFIG_NET_ON : CONFIG_NET_ALLOW)
+				: right ? (nd->net == CONFIG_NET_ALLOW ? CONFIG_NET_ON : CONFIG_NET_OFF)
+				: nd->net == CONFIG_NET_ON ? CONFIG_NET_OFF
+				: nd->net == CONFIG_NET_OFF ? CONFIG_NET_ALLOW : CONFIG_NET_ON;
 		break;
 	case NF_CREATE:
 		if (space)

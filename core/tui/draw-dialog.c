@@ -105,8 +105,14 @@ draw_new_dialog(struct tui_state *t, struct frame *f)
 	       (sub_en ? ST_NORMAL : ST_DIM) | (nd->focus == NF_FS ? ST_REVERSE : 0));
 	r++;
 	frame_text(f, r, lx, 10, "Network", !sub_en ? ST_DIM : nd->focus == NF_NET ? ST_KEY : ST_NORMAL);
-	choice(f, r, cx, cw, "on", "off", nd->net,
-	       (sub_en ? ST_NORMAL : ST_DIM) | (nd->focus == NF_NET ? ST_REVERSE : 0));
+	{
+		char *s = xasprintf("(%c) allow  (%c) on  (%c) off",
+				    nd->net == CONFIG_NET_ALLOW ? '*' : ' ',
+				    nd->net == CONFIG_NET_ON ? '*' : ' ', nd->net == CONFIG_NET_OFF ? '*' : ' ');
+		frame_text(f, r, cx, cw, s,
+			   (sub_en ? ST_NORMAL : ST_DIM) | (nd->focus == NF_NET ? ST_REVERSE : 0));
+		free(s);
+	}
 	r++;
 	/* Its own git worktree: [sessions] worktree gives the default. */
 	bool wt_en = dialog_new_enabled(nd, NF_WORKTREE);

@@ -84,7 +84,8 @@ struct new_dialog_init {
 	const char *project;
 	bool sandbox_ok;              /* the probe said available */
 	const char *reason, *fix;     /* why not */
-	bool sandbox_default, fs_rw_default, net_default;  /* [sandbox] */
+	bool sandbox_default, fs_rw_default;  /* [sandbox] */
+	int net_default;              /* [sandbox] net: CONFIG_NET_* */
 	int worktree_default;         /* [sessions] worktree: CONFIG_WORKTREE_* */
 	bool git;                     /* the project is the top of a git repository */
 	bool git_commit;              /* with a commit to branch from */
@@ -95,7 +96,8 @@ struct new_dialog {
 	char *project;         /* the name */
 	size_t harness;        /* index into tui_state.harnesses */
 	struct field nickname, model;
-	bool sandbox, fs_rw, net;
+	bool sandbox, fs_rw;
+	int net;               /* CONFIG_NET_ALLOW, _ON or _OFF */
 	bool sandbox_ok;       /* the probe said available */
 	char *reason, *fix;    /* why not */
 	bool default_on;       /* [sandbox] enabled, yet unavailable */

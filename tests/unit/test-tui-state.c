@@ -255,7 +255,7 @@ open_new_git(bool sandbox_ok, bool sandbox_default, int worktree, bool git, bool
 		.project_id = 2, .project = "web", .sandbox_ok = sandbox_ok,
 		.reason = sandbox_ok ? NULL : "bubblewrap (bwrap) is not installed or not on PATH",
 		.fix = sandbox_ok ? NULL : "sudo apt-get install bubblewrap",
-		.sandbox_default = sandbox_default, .fs_rw_default = true, .net_default = true,
+		.sandbox_default = sandbox_default, .fs_rw_default = true, .net_default = CONFIG_NET_ON,
 		.worktree_default = worktree, .git = git, .git_commit = commit,
 	};
 
