@@ -109,8 +109,16 @@ cmd_show_exec(struct hqt_app *app, int argc, char **argv)
 		}
 		if (s->sandbox_json != NULL) {
 			char *state = session_state_dir(s);
+			struct strv d = STRV_INIT;
 			json_object_set_new(o, "state", json_string_or_null(state));
 			free(state);
+			if (session_net_denied(app, s, &d) >= 0) {
+				json_t *a = json_array();
+				for (size_t i = 0; i < d.n; i++)
+					json_array_append_new(a, json_string_or_null(d.v[i]));
+				json_object_set_new(o, "net_denied", a);
+			}
+			strv_clear(&d);
 		}
 		if (cmd_err != NULL)
 			json_object_set_new(o, "argv_error", json_string_or_null(cmd_err));
@@ -146,6 +154,12 @@ cmd_show_exec(struct hqt_app *app, int argc, char **argv)
 			joined = l.n > 0 ? strv_join_quoted(&l) : xstrdup("(none: no network)");
 			field("allowed hosts", joined);
 			free(joined);
+			strv_clear(&l);
+			if (session_net_denied(app, s, &l) >= 0) {
+				joined = l.n > 0 ? strv_join_quoted(&l) : xstrdup("none");
+				field("denied hosts", joined);
+				free(joined);
+			}
 			strv_clear(&l);
 		}
 		field("private state", state);

@@ -101,6 +101,40 @@ landlock_scope(void)
 	close(fd);
 }
 
+/* How long squid may take to listen (about 0.15 s here; a loaded machine). */
+#define PROXY_READY_MS 15000
+
+/*
+ * What the proxy refused, kept beside its directory (which goes with it)
+ * as DIR.denied, a host:port a line, for `hqt show` after the session.
+ */
+static void
+keep_denied(const char *dir)
+{
+	struct strv d = STRV_INIT;
+	char *path, *tmp;
+	FILE *f;
+
+	if (dir == NULL || proxy_denied(dir, &d) <= 0) {
+		strv_clear(&d);
+		return;
+	}
+	path = xasprintf("%s.denied", dir);
+	tmp = xasprintf("%s.denied.tmp", dir);
+	f = fopen(tmp, "we");
+	if (f != NULL) {
+		for (size_t i = 0; i < d.n; i++)
+			fprintf(f, "%s\n", d.v[i]);
+		if (fclose(f) == 0)
+			(void)rename(tmp, path);
+		else
+			unlink(tmp);
+	}
+	free(tmp);
+	free(path);
+	strv_clear(&d);
+}
+
 /* What the supervisor watches. */
 struct watch {
 	pid_t bwrap, init;
@@ -162,6 +196,16 @@ supervise(pid_t bwrap, int info_fd, int block_fd, struct proxy *px, const sigset
 		}
 		(void)!write(block_fd, "1", 1);
 		close(block_fd);
+		/* The harness starts meanwhile; its first connections wait in
+		 * the listener's backlog. */
+		if (lfd >= 0 && proxy_wait_ready(px, PROXY_READY_MS, &err) != 0) {
+			fprintf(stderr, "hqt: the session's proxy did not start: %s\n", err);
+			free(err);
+			(void)kill(bwrap, SIGKILL);
+			kill_init(w.pidfd, w.init);
+			close(lfd);
+			lfd = -1;
+		}
 	}
 	if (lfd >= 0) {
 		if (relay_run(lfd, px->port, waited, on_signal, &w) < 0)
@@ -177,8 +221,10 @@ supervise(pid_t bwrap, int info_fd, int block_fd, struct proxy *px, const sigset
 			on_signal(&w, si.si_signo);
 	}
 	kill_init(w.pidfd, w.init);
-	if (px != NULL)
+	if (px != NULL) {
+		keep_denied(px->rundir);
 		proxy_stop(px);
+	}
 	if (WIFSIGNALED(w.status)) {
 		signal(WTERMSIG(w.status), SIG_DFL);
 		sigprocmask(SIG_UNBLOCK, waited, NULL);
@@ -193,7 +239,7 @@ sandbox_run(char *const argv[], char *const envp[], int seccomp_fd, int ready_fd
 {
 	static const int sigs[] = { SIGHUP, SIGTERM, SIGINT, SIGQUIT, SIGCHLD };
 	int info[2] = { -1, -1 }, block[2] = { -1, -1 };
-	static struct proxy px;
+	static struct proxy px = PROXY_INIT;
 	sigset_t waited, old;
 	pid_t pid;
 

@@ -1,6 +1,7 @@
 /* sandbox.c: the sandbox's entry points that combine its parts: probe, then
  * prepare, argv, environment and seccomp program (sandbox_plan), then run. */
 #include "sandbox-int.h"
+#include "proxy.h"
 #include "seccomp-filter.h"
 #include "util.h"
 
@@ -124,4 +125,12 @@ sandbox_exec(const struct sandbox_input *in, int ready_fd, char **err)
 	strv_clear(&av);
 	strv_clear(&envp);
 	return -1;
+}
+
+int
+sandbox_net_denied(const char *dir, struct strv *out)
+{
+	int n = proxy_denied(dir, out);
+
+	return n < 0 ? -1 : n;
 }

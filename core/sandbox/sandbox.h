@@ -242,6 +242,9 @@ int sandbox_start_finish(struct sandbox_start *st, struct strv *argv, struct str
 void sandbox_start_free(struct sandbox_start *st);  /* accepts NULL */
 int sandbox_run(char *const argv[], char *const envp[], int seccomp_fd, int ready_fd,
 		const struct sandbox_net *net, char **err);
+/* The hosts the proxy run in dir refused (proxy.h's proxy_denied): the
+ * number appended to out, or -1 when it has no log. */
+int sandbox_net_denied(const char *dir, struct strv *out);
 /* The kernel's Landlock ABI version, 0 without Landlock.  With 6 or more
  * sandbox_run puts the sandbox in a scoped domain of its own (abstract
  * unix sockets and signals stay inside). */

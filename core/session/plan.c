@@ -173,6 +173,66 @@ session_harness(struct hqt_app *app, const struct db_session *s, char **err)
 	return find_harness(app, s->harness, err);
 }
 
+/* The proxy's run directory of session id: beside its event file, in the
+ * database's own runtime directory, so that another hqt instance's session
+ * of the same number has another (events.h).  NULL when there is none. */
+static char *
+net_dir(const char *db, long long id, bool make)
+{
+	char *run = events_dir(db, make), *dir;
+
+	if (run == NULL)
+		return NULL;
+	dir = xasprintf("%s/net-%lld", run, id);
+	free(run);
+	return dir;
+}
+
+int
+session_net_denied(struct hqt_app *app, const struct db_session *s, struct strv *out)
+{
+	char *dir = net_dir(app_db_path(app), s->id, false), *kept, *text;
+	int n;
+
+	if (dir == NULL)
+		return -1;
+	/* While it runs, squid's own log; after, what the launcher kept. */
+	n = sandbox_net_denied(dir, out);
+	if (n < 0) {
+		kept = xasprintf("%s.denied", dir);
+		text = read_file(kept, 64 * 1024, NULL);
+		n = 0;
+		for (char *line = text, *nl; line != NULL && *line != '\0'; line = nl) {
+			nl = strchr(line, '\n');
+			if (nl != NULL)
+				*nl++ = '\0';
+			/* written by our launcher, read as what it is: a list the
+			 * session's requests named; text_escape shows it */
+			if (*line != '\0' && n < 64) {
+				strv_push(out, line);
+				n++;
+			}
+		}
+		free(text);
+		free(kept);
+	}
+	free(dir);
+	return n;
+}
+
+void
+session_net_forget(struct hqt_app *app, const struct db_session *s)
+{
+	char *dir = net_dir(app_db_path(app), s->id, false), *kept;
+
+	if (dir == NULL)
+		return;
+	kept = xasprintf("%s.denied", dir);
+	unlink(kept);
+	free(kept);
+	free(dir);
+}
+
 /* squid where Debian puts it, also when /usr/sbin is not on PATH (it is
  * not on a user's). */
 static char *
@@ -202,7 +262,6 @@ plan_net(struct session_plan *p, const struct harness *h, const struct db_sessio
 		"HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy",
 	};
 	struct strv refused = STRV_INIT;
-	char *run;
 
 	for (size_t i = 0; i < p->policy.net_list.n; i++) {
 		if (strcmp(p->policy.net_list.v[i], "+") == 0)
@@ -226,16 +285,11 @@ plan_net(struct session_plan *p, const struct harness *h, const struct db_sessio
 			"installed (sudo apt-get install squid), or use --net on or off");
 		return -1;
 	}
-	/* Beside the session's event file: the database's own runtime
-	 * directory, so another hqt instance's session of the same number
-	 * has another (events.h). */
-	if ((run = events_dir(db, true)) == NULL) {
+	if ((p->net_dir = net_dir(db, s->id, true)) == NULL) {
 		set_err(err, "cannot start a session with net = allow: no runtime directory for "
 			"its proxy ($XDG_RUNTIME_DIR)");
 		return -1;
 	}
-	p->net_dir = xasprintf("%s/net-%lld", run, s->id);
-	free(run);
 	return 0;
 }
 

@@ -50,6 +50,13 @@ const char *session_dir(const struct db_session *s);
 int session_sandbox(const struct db_session *s, bool *fs_rw, int *net);
 /* The stored allow list of s ("+" and "name:port"), appended to out. */
 void session_net_list(const struct db_session *s, struct strv *out);
+/* net = allow: the hosts the session's proxy refused ("host:port"), each
+ * once, appended to out: squid's log while it runs, what the launcher kept
+ * after.  The number, or -1 when there is no record.  The names come from
+ * the session: show them through text_escape. */
+int session_net_denied(struct hqt_app *app, const struct db_session *s, struct strv *out);
+/* Forget that record (hqt rm). */
+void session_net_forget(struct hqt_app *app, const struct db_session *s);
 /* "on", "off" or "allow" for CONFIG_NET_*. */
 const char *session_net_name(int net);
 /* The private state of sandboxed s (sandbox_state_root: per harness,

@@ -520,6 +520,7 @@ session_remove(struct hqt_app *app, const struct db_session *s, bool force, char
 	if (s->worktree != NULL && s->branch != NULL &&
 	    worktree_remove(s->project_path, s->worktree, s->branch, err) != 0)
 		return -1;
+	session_net_forget(app, s);
 	events_remove(app_db_path(app), s->id);
 	return db_session_delete(app->db, s->id, err);
 }

@@ -67,6 +67,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "networld.h"
 #include "support.h"
 
 static struct tenv te;
@@ -1767,4 +1768,234 @@ Test(attacks, events_stay_with_their_instance)
 	free(adir);
 	free(a);
 	free(b);
+}
+
+/* ---- 9. net = allow: only the listed hosts, through the session's proxy ------ */
+
+/*
+ * From inside a session with net = allow (a world of the test's own:
+ * networld.h), every way out: the allowed names through the proxy (the
+ * controls inside), and each refusal of SPEC §8.11.  curl names the proxy
+ * from the session's environment, as a harness's HTTP library does.
+ */
+static const char NET_PAYLOAD[] =
+	": >\"$OUT\"\n"
+	"CA=$PWD/ca.pem\n"
+	"c() { local what=$1 out; shift\n"
+	"  if out=$(curl -sS --max-time 5 --cacert \"$CA\" \"$@\" 2>&1); then rec \"$what: ok $out\"\n"
+	"  else rec \"$what: failed $(printf %s \"$out\" | head -c 100 | tr '\\n' ' ')\"; fi; }\n"
+	"c allowed https://api.allowed.test/\n"
+	"c wildcard https://b.a.wild.test/\n"
+	"c unlisted https://evil.test/\n"
+	"c ip-literal https://198.18.0.1/\n"
+	"c ip-short https://127.1/\n"
+	"c ip-decimal https://2130706433/\n"
+	"c ip-mapped 'https://[::ffff:127.0.0.1]/'\n"
+	"c plain-http http://api.allowed.test/\n"
+	"c other-port https://api.allowed.test:8443/\n"
+	"for n in trap lan meta own v6 mapped nat64; do c \"resolves-$n\" https://$n.allowed.test/; done\n"
+	"c proxy-pages -x http://127.0.0.1:3199 http://127.0.0.1:3199/squid-internal-mgr/info\n"
+	"c cache-object -x http://127.0.0.1:3199 cache_object://127.0.0.1/info\n"
+	"c no-proxy --noproxy '*' https://api.allowed.test/\n"
+	"c direct --noproxy '*' https://198.18.0.1/\n"
+	"\"$BIN/hqt-probe\" connect-tcp 198.18.0.1 443 connect-tcp 127.0.0.1 @SECRET@ \\\n"
+	"  connect-abstract @ABSTRACT@ >>\"$OUT\" 2>&1\n"
+	"if (exec 3<>/dev/udp/198.18.0.53/53 && printf x >&3) 2>/dev/null; then rec 'udp: ok'\n"
+	"else rec 'udp: failed'; fi\n"
+	"if getent hosts denied-dns.test >/dev/null 2>&1; then rec 'dns: ok'; else rec 'dns: failed'; fi\n"
+	"park\n";
+
+/* Processes whose command line holds s (the proxy's: its directory). */
+static int
+count_holding(const char *s)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	int n = 0;
+
+	while (d != NULL && (de = readdir(d)) != NULL) {
+		char *end, *path, buf[8192];
+		long pid = strtol(de->d_name, &end, 10);
+		ssize_t len;
+		int fd;
+
+		if (*end != '\0' || pid <= 0)
+			continue;
+		path = fmt("/proc/%ld/cmdline", pid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		free(path);
+		if (fd < 0)
+			continue;
+		len = read(fd, buf, sizeof buf - 1);
+		close(fd);
+		for (ssize_t i = 0; i < len; i++)
+			if (buf[i] == '\0')
+				buf[i] = ' ';
+		buf[len > 0 ? len : 0] = '\0';
+		if (strstr(buf, s) != NULL && strstr(buf, "hqt-attack") == NULL)
+			n++;
+	}
+	if (d != NULL)
+		closedir(d);
+	return n;
+}
+
+static int
+none_holding(void *s)
+{
+	return count_holding(s) == 0;
+}
+
+/* The proxy's directory of session id (beside its event file). */
+static char *
+net_dir_of(long id)
+{
+	glob_t g;
+	char *pat = fmt("%s/run/hqt/events/*/net-%ld", te.root, id), *out = NULL;
+
+	if (glob(pat, 0, NULL, &g) == 0 && g.gl_pathc == 1)
+		out = strdup(g.gl_pathv[0]);
+	globfree(&g);
+	free(pat);
+	return out;
+}
+
+static char *
+shm_listing(void)
+{
+	return ls_dir("/dev/shm");
+}
+
+Test(attacks, net_allow_only_the_listed_hosts_through_the_proxy, .timeout = 180)
+{
+	struct networld w;
+	char *dir, *out, *wlog, *hlog, *shm_before;
+	char *secret, *list;
+	long id;
+
+	networld_enter(&w);
+	shm_before = shm_listing();
+	dir = new_project("p", fmt("%s/netp", te.root));
+	sh_ok("/", fmt("cp '%s' '%s/ca.pem'", w.ca, dir));
+	secret = fmt("%d", w.secret_port);
+	{
+		const char *pairs[] = { "SECRET", secret, "ABSTRACT", w.abstract, NULL };
+		char *body = subst(NET_PAYLOAD, pairs);
+		install_payload("claude", body, true);
+		free(body);
+	}
+	list = "allow:api.allowed.test,*.wild.test,trap.allowed.test,lan.allowed.test,"
+	       "meta.allowed.test,own.allowed.test,v6.allowed.test,mapped.allowed.test,"
+	       "nat64.allowed.test";
+	id = run_new(&te, "p", "claude", "--sandbox", "--fs", "rw", "--net", list, NULL);
+	out = results_in(dir, "claude", id, NULL);
+	cr_log_info("%s", out);
+
+	/* controls inside: the listed names work, through the proxy */
+	cr_expect(strstr(out, "allowed: ok hqt-world-ok") != NULL, "allowed name:\n%s", out);
+	cr_expect(strstr(out, "wildcard: ok hqt-world-ok") != NULL, "*.wild.test:\n%s", out);
+	/* everything else is refused */
+	static const char *const refused[] = {
+		"unlisted", "ip-literal", "ip-short", "ip-decimal", "ip-mapped", "plain-http",
+		"other-port", "resolves-trap", "resolves-lan", "resolves-meta", "resolves-own",
+		"resolves-v6", "resolves-mapped", "resolves-nat64", "proxy-pages", "cache-object",
+		"no-proxy", "direct", "udp", "dns",
+	};
+	for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++) {
+		char *k = fmt("%s: ", refused[i]), *v = line_after(out, k);
+		cr_expect(v != NULL && strncmp(v, "failed", 6) == 0, "%s: %s", refused[i], v);
+		free(v);
+		free(k);
+	}
+	char *k = fmt("connect-tcp 127.0.0.1 %s: ", secret), *v = line_after(out, k);
+	cr_expect(v != NULL && strcmp(v, "ok") != 0, "host loopback: %s", v);
+	free(v);
+	free(k);
+	v = line_after(out, "connect-tcp 198.18.0.1 443: ");
+	cr_expect(v != NULL && strcmp(v, "ok") != 0, "direct TCP: %s", v);
+	free(v);
+	k = fmt("connect-abstract %s: ", w.abstract);
+	v = line_after(out, k);
+	cr_expect(v != NULL && strcmp(v, "ok") != 0, "host abstract socket: %s", v);
+	free(v);
+	free(k);
+
+	/* where it would land: the world saw only the listed names, and no
+	 * DNS query at all; the host's services saw nobody */
+	wlog = networld_world_log(&w);
+	hlog = networld_host_log(&w);
+	cr_log_info("world:\n%s\nhost:\n%s", wlog, hlog);
+	cr_expect(strstr(wlog, "request https GET / host=api.allowed.test") != NULL, "%s", wlog);
+	cr_expect(strstr(wlog, "evil.test") == NULL && strstr(wlog, "dns ") == NULL &&
+		  strstr(wlog, "request http ") == NULL && strstr(wlog, ":8443") == NULL,
+		  "the world saw a refused request:\n%s", wlog);
+	cr_expect_str_empty(hlog, "the host's services were reached:\n%s", hlog);
+	/* hqt show names what the proxy refused */
+	{
+		struct run r;
+		run_hqt(&r, &te, "show", num(id), NULL);
+		cr_expect(strstr(r.out, "evil.test:443") != NULL, "show:\n%s", r.out);
+		run_free(&r);
+	}
+
+	/* the proxy goes with the session: processes, its directory, shm */
+	char *nd = net_dir_of(id);
+	cr_assert_not_null(nd, "no proxy directory for session %ld", id);
+	cr_expect_gt(count_holding(nd), 0, "no proxy runs for %s", nd);
+	kill_session(id);
+	cr_expect(wait_for(none_holding, nd, 10000), "the proxy outlived hqt kill");
+	cr_expect(wait_for((int (*)(void *))none_marked, fmt("hqt-attack-%s", tok), 10000));
+	struct stat st;
+	cr_expect_neq(stat(nd, &st), 0, "%s is left", nd);
+	char *shm_after = shm_listing();
+	cr_expect_str_eq(shm_after, shm_before, "/dev/shm");
+
+	/* and after SIGKILL of hqt-launch */
+	install_payload("claude", "park\n", true);
+	long id2 = run_new(&te, "p", "claude", "--sandbox", "--fs", "rw", "--net", "allow:+", NULL);
+	char *nd2 = NULL;
+	for (int i = 0; i < 100 && (nd2 == NULL || count_holding(nd2) == 0); i++) {
+		free(nd2);
+		nd2 = net_dir_of(id2);
+		sleep_ms(50);
+	}
+	cr_assert_not_null(nd2);
+	{
+		struct run r;
+		char *target = fmt("=hqt:hqt-%ld", id2);
+		run_tmux(&r, &te, "display-message", "-p", "-t", target, "#{pane_pid}", NULL);
+		long launcher = strtol(r.out, NULL, 10);
+		run_free(&r);
+		free(target);
+		cr_assert_gt(launcher, 1);
+		cr_assert_eq(kill((pid_t)launcher, SIGKILL), 0);
+	}
+	cr_expect(wait_for(none_holding, nd2, 10000), "the proxy outlived SIGKILL of hqt-launch");
+	shm_after = shm_listing();
+	cr_expect_str_eq(shm_after, shm_before, "/dev/shm after SIGKILL");
+
+	/* Controls outside the sandbox: the same requests land. */
+	struct run r;
+	char *cacert = fmt("--cacert=%s", w.ca);
+	const char *direct[] = { "curl", "-sS", "--max-time", "5", cacert, "--noproxy", "*",
+				 "https://198.18.0.1/", NULL };
+	run_in(&r, "/", direct);
+	cr_expect_str_eq(r.out, NETWORLD_BODY, "control: the world: %s", r.err);
+	run_free(&r);
+	const char *dns[] = { "getent", "hosts", "denied-dns.test", NULL };
+	run_in(&r, "/", dns);
+	run_free(&r);
+	free(wlog);
+	wlog = networld_world_log(&w);
+	cr_expect(strstr(wlog, "dns denied-dns.test") != NULL, "control: no DNS query:\n%s", wlog);
+	const char *probe[] = { "sh", "-c", fmt("'%s' connect-tcp 127.0.0.1 %s connect-abstract %s",
+						fmt("%s/hqt-probe", bin), secret, w.abstract), NULL };
+	run_in(&r, "/", probe);
+	cr_log_info("control probe: %s", r.out);
+	run_free(&r);
+	free(hlog);
+	hlog = networld_host_log(&w);
+	cr_expect(strstr(hlog, "accept 127.0.0.1") != NULL && strstr(hlog, "accept @") != NULL,
+		  "control: the host's services saw nothing:\n%s", hlog);
+	networld_free(&w);
 }
