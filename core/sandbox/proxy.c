@@ -2,19 +2,27 @@
  * bwrap, readiness, stop, and the refusals in its log (SPEC §8.11).  Links
  * with libc, util.c, strv.c and process.c only (hqt-launch). */
 #include "proxy.h"
+#include "process.h"
 #include "util.h"
 
 #include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <ftw.h>
 #include <ifaddrs.h>
+#include <limits.h>
 #include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ------------------------------------------------------------------------ */
@@ -456,6 +464,567 @@ proxy_host_addrs(struct strv *out)
 	freeifaddrs(ifa);
 	strv_clear(&seen);
 	return count;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Running squid                                                            */
+
+/* squid's uid and gid inside its user namespace: not 0, so that it does
+ * not try to become `proxy` (a namespace mapping one uid has no other). */
+#define SQUID_ID "65534"
+
+static long long
+mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void
+nap_ms(int ms)
+{
+	struct timespec ts = { ms / 1000, (long)(ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
+		;
+}
+
+static char *
+in_rundir(const struct proxy *p, const char *name)
+{
+	return xasprintf("%s/%s", p->rundir, name);
+}
+
+/* A port free on 127.0.0.1 now (squid binds it a moment later; taken
+ * meanwhile, proxy_wait_ready starts squid again on another). */
+static int
+free_port(char **err)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof a;
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), e;
+
+	if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
+	    getsockname(fd, (struct sockaddr *)&a, &len) != 0) {
+		e = errno;
+		if (fd >= 0)
+			close(fd);
+		set_err(err, "proxy: no free port on 127.0.0.1: %s", strerror(e));
+		return -e;
+	}
+	close(fd);
+	return ntohs(a.sin_port);
+}
+
+/* Write text to path whole (0600, never through a link), by rename. */
+static int
+write_private(const char *path, const char *text, char **err)
+{
+	char *tmp = xasprintf("%s.new", path);
+	size_t len = strlen(text), off = 0;
+	int fd, e = 0;
+
+	(void)unlink(tmp);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		e = errno;
+	while (e == 0 && off < len) {
+		ssize_t w = write(fd, text + off, len - off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			e = w < 0 ? errno : EIO;
+		else
+			off += (size_t)w;
+	}
+	if (fd >= 0 && close(fd) != 0 && e == 0)
+		e = errno;
+	if (e == 0 && rename(tmp, path) != 0)
+		e = errno;
+	if (e != 0) {
+		(void)unlink(tmp);
+		set_err(err, "proxy: cannot write '%s': %s", path, strerror(e));
+	}
+	free(tmp);
+	return -e;
+}
+
+/* $HOME, when a tmpfs over it hides nothing squid needs. */
+static const char *
+home_to_hide(const char *squid)
+{
+	const char *h = getenv("HOME");
+	size_t len;
+	struct stat st;
+
+	if (h == NULL || h[0] != '/' || strcmp(h, "/") == 0 || strcmp(h, "/tmp") == 0 ||
+	    strchr(h, '\n') != NULL || stat(h, &st) != 0 || !S_ISDIR(st.st_mode))
+		return NULL;
+	len = strlen(h);
+	while (len > 1 && h[len - 1] == '/')
+		len--;
+	if (strncmp(squid, h, len) == 0 && squid[len] == '/')
+		return NULL;
+	return h;
+}
+
+/* One start of squid on p->port (picked when 0). */
+static int
+launch(struct proxy *p, char **err)
+{
+	struct strv argv = STRV_INIT;
+	char *text = NULL, *conf = in_rundir(p, "squid.conf");
+	char *outp = in_rundir(p, "squid.out");
+	static const char *const logs[] = { "cache.log", "access.log" };
+	char *const envp[] = { "PATH=/usr/sbin:/usr/bin:/sbin:/bin", NULL };
+	int info[2] = { -1, -1 }, null = -1, out = -1, rc, port = p->port;
+	const char *home = home_to_hide(p->squid);
+	pid_t pid;
+
+	if (port <= 0 && (port = free_port(err)) < 0) {
+		rc = port;
+		goto done;
+	}
+	if ((rc = proxy_config(port, p->rundir, strv_v(&p->allow), strv_v(&p->host_addrs), &text,
+			       err)) != 0 ||
+	    (rc = write_private(conf, text, err)) != 0)
+		goto done;
+	/* A log of an earlier start would say squid listens. */
+	for (size_t i = 0; i < ARRAY_SIZE(logs); i++) {
+		char *l = in_rundir(p, logs[i]);
+
+		(void)unlink(l);
+		free(l);
+	}
+	null = open("/dev/null", O_RDWR | O_CLOEXEC);
+	out = open(outp, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (null < 0 || out < 0 || pipe2(info, O_CLOEXEC) != 0) {
+		rc = -errno;
+		set_err(err, "proxy: cannot set up squid's output in '%s': %s", p->rundir,
+			strerror(errno));
+		goto done;
+	}
+	strv_push(&argv, p->bwrap);
+	strv_pushv(&argv, (const char *const[]){
+		"--unshare-all", "--share-net", "--die-with-parent", "--new-session",
+		"--cap-drop", "ALL", "--uid", SQUID_ID, "--gid", SQUID_ID,
+		"--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp",
+		NULL });
+	if (home != NULL)
+		strv_pushv(&argv, (const char *const[]){ "--tmpfs", home, NULL });
+	strv_pushv(&argv, (const char *const[]){ "--bind", p->rundir, p->rundir, "--chdir",
+						  p->rundir, "--info-fd", "3", "--", p->squid,
+						  "-N", "-n", p->name, "-f", conf, NULL });
+	rc = spawn_program(p->bwrap, strv_v(&argv), envp, (const int[]){ null, out, out, info[1] },
+			   4, &pid, err);
+	if (rc != 0)
+		goto done;
+	p->pid = pid;
+	p->port = port;
+	p->tries++;
+	p->init = -1;
+	p->info_fd = info[0];
+	info[0] = -1;
+done:
+	if (info[0] >= 0)
+		close(info[0]);
+	if (info[1] >= 0)
+		close(info[1]);
+	if (null >= 0)
+		close(null);
+	if (out >= 0)
+		close(out);
+	strv_clear(&argv);
+	free(text);
+	free(conf);
+	free(outp);
+	return rc;
+}
+
+int
+proxy_start(struct proxy *p, const char *bwrap, const char *squid, const char *rundir,
+	    char *const *allow, char **err)
+{
+	static unsigned seq;
+	int rc, want = p->port;
+
+	*p = (struct proxy)PROXY_INIT;
+	p->port = want;
+	if (bwrap == NULL || bwrap[0] != '/' || squid == NULL || squid[0] != '/') {
+		set_err(err, "proxy: bwrap and squid must be absolute paths");
+		return -EINVAL;
+	}
+	if (!rundir_ok(rundir)) {
+		set_err(err, "proxy: run directory '%s' is not an absolute path of [A-Za-z0-9/._+-]",
+			rundir != NULL ? rundir : "(null)");
+		return -EINVAL;
+	}
+	if ((mkdir_p(rundir, 0700) != 0 && errno != EEXIST) || !private_dir(rundir)) {
+		set_err(err, "proxy: '%s' is not a private directory of ours (0700, no link)",
+			rundir);
+		return -EPERM;
+	}
+	p->rundir = xstrdup(rundir);
+	p->bwrap = xstrdup(bwrap);
+	p->squid = xstrdup(squid);
+	strv_pushv(&p->allow, (const char *const *)allow);
+	if ((rc = proxy_host_addrs(&p->host_addrs)) < 0) {
+		set_err(err, "proxy: cannot list this host's addresses: %s", strerror(-rc));
+		goto fail;
+	}
+	/* squid's -n: its service name, which names its shared memory too. */
+	snprintf(p->name, sizeof p->name, "hqt%ldx%u", (long)getpid(), ++seq);
+	if ((rc = launch(p, err)) == 0)
+		return 0;
+fail:
+	free(p->rundir);
+	free(p->bwrap);
+	free(p->squid);
+	strv_clear(&p->allow);
+	strv_clear(&p->host_addrs);
+	*p = (struct proxy)PROXY_INIT;
+	return rc;
+}
+
+/* The parent of pid, from /proc/PID/stat, or -1. */
+static pid_t
+parent_of(pid_t pid)
+{
+	char path[64], buf[512], *s;
+	int fd, ppid;
+	ssize_t len;
+
+	snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return -1;
+	len = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (len <= 0)
+		return -1;
+	buf[len] = '\0';
+	/* "PID (COMMAND) STATE PPID ...": the command may hold anything. */
+	if ((s = strrchr(buf, ')')) == NULL || sscanf(s + 1, " %*c %d", &ppid) != 1)
+		return -1;
+	return (pid_t)ppid;
+}
+
+/*
+ * The init of squid's pid namespace, from bwrap's --info-fd ({"child-pid":
+ * N, ...}, written whole in one write), once bwrap wrote it or ended; then
+ * a pidfd on it, kept only while it is still bwrap's child (a pid read
+ * long after could name another process by now).
+ */
+static void
+read_info(struct proxy *p, int wait_ms)
+{
+	struct pollfd pfd = { .fd = p->info_fd, .events = POLLIN };
+	char buf[1024];
+	ssize_t len;
+	const char *k;
+
+	if (p->info_fd < 0 || poll(&pfd, 1, wait_ms) <= 0)
+		return;
+	while ((len = read(p->info_fd, buf, sizeof buf - 1)) < 0 && errno == EINTR)
+		;
+	close(p->info_fd);
+	p->info_fd = -1;
+	if (len <= 0)
+		return;
+	buf[len] = '\0';
+	if ((k = strstr(buf, "\"child-pid\"")) != NULL) {
+		char *end;
+		long v;
+
+		k += strlen("\"child-pid\"");
+		k += strspn(k, " \t\n:");
+		errno = 0;
+		v = strtol(k, &end, 10);
+		if (errno != 0 || end == k || v <= 1 || v > INT_MAX)
+			return;
+		p->pidfd = (int)syscall(SYS_pidfd_open, (pid_t)v, 0);
+		if (p->pidfd >= 0 && parent_of((pid_t)v) != p->pid) {
+			close(p->pidfd);
+			p->pidfd = -1;
+			return;
+		}
+		p->init = (pid_t)v;
+	}
+}
+
+/* The first max bytes of rundir/name (NUL-terminated), or NULL. */
+static char *
+rundir_file(const struct proxy *p, const char *name, size_t max)
+{
+	char *path = in_rundir(p, name), *text;
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	size_t len = 0;
+
+	free(path);
+	if (fd < 0)
+		return NULL;
+	text = xmalloc(max + 1);
+	while (len < max) {
+		ssize_t r = read(fd, text + len, max - len);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		len += (size_t)r;
+	}
+	close(fd);
+	text[len] = '\0';
+	return text;
+}
+
+/* squid's line saying it accepts on our port is in its cache.log. */
+static bool
+says_listening(const struct proxy *p)
+{
+	char *log = rundir_file(p, "cache.log", 64 * 1024), *want;
+	bool yes = false;
+
+	if (log == NULL)
+		return false;
+	want = xasprintf(" local=127.0.0.1:%d ", p->port);
+	for (char *l = strstr(log, "Accepting HTTP Socket connections at "); l != NULL && !yes;
+	     l = strstr(l + 1, "Accepting HTTP Socket connections at ")) {
+		char *nl = strchrnul(l, '\n'), *w = strstr(l, want);
+
+		yes = w != NULL && w < nl;
+	}
+	free(want);
+	free(log);
+	return yes;
+}
+
+/* A connection to 127.0.0.1:port is accepted within ms (non-blocking: a
+ * listener that never accepts, its backlog full, would hold a blocking
+ * connect for minutes). */
+static bool
+connects(int port, int ms)
+{
+	struct sockaddr_in a = { .sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+				 .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0), e = 0;
+	socklen_t len = sizeof e;
+	struct pollfd pfd = { .events = POLLOUT };
+	bool ok = false;
+
+	if (fd < 0)
+		return false;
+	if (connect(fd, (struct sockaddr *)&a, sizeof a) == 0) {
+		ok = true;
+	} else if (errno == EINPROGRESS) {
+		pfd.fd = fd;
+		ok = poll(&pfd, 1, ms) == 1 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &len) == 0 &&
+		     e == 0;
+	}
+	close(fd);
+	return ok;
+}
+
+/* The last few lines of squid's own words (cache.log, then squid.out with
+ * bwrap's), without timestamps and squid's resource summary. */
+static char *
+last_words(const struct proxy *p)
+{
+	static const char *const files[] = { "cache.log", "squid.out" };
+	static const char *const noise[] = { "CPU Usage:", "Maximum Resident Size:",
+					     "Page faults with physical i/o:" };
+	struct strv lines = STRV_INIT, picked = STRV_INIT;
+	char *joined;
+
+	for (size_t fi = 0; fi < ARRAY_SIZE(files); fi++) {
+		char *t = rundir_file(p, files[fi], 256 * 1024), *s, *nl;
+		size_t first;
+
+		if (t == NULL)
+			continue;
+		strv_clear(&lines);
+		for (s = t; *s; s = *nl ? nl + 1 : nl) {
+			char *line;
+			bool skip = false;
+
+			nl = strchrnul(s, '\n');
+			line = xstrndup(s, (size_t)(nl - s));
+			/* "2026/12/04 03:36:23| FATAL: ..." */
+			if (strlen(line) > 21 && line[4] == '/' && line[19] == '|' && line[20] == ' ')
+				memmove(line, line + 21, strlen(line + 21) + 1);
+			for (size_t k = 0; k < ARRAY_SIZE(noise) && !skip; k++)
+				skip = strncmp(line, noise[k], strlen(noise[k])) == 0;
+			if (skip || *trim(line) == '\0' || lines.n >= 100000)
+				free(line);
+			else
+				strv_take(&lines, line);
+		}
+		free(t);
+		first = lines.n > 4 ? lines.n - 4 : 0;
+		for (size_t i = first; i < lines.n; i++)
+			if (strv_find(&picked, lines.v[i]) < 0)
+				strv_push(&picked, lines.v[i]);
+	}
+	strv_clear(&lines);
+	if (picked.n == 0) {
+		strv_clear(&picked);
+		return xstrdup("(it said nothing)");
+	}
+	joined = xstrdup("");
+	for (size_t i = 0; i < picked.n; i++) {
+		char *j = xasprintf("%s\n  %s", joined, picked.v[i]);
+
+		free(joined);
+		joined = j;
+	}
+	strv_clear(&picked);
+	return joined;
+}
+
+/* squid could not bind its port: someone took it after we chose it. */
+static bool
+port_taken(const struct proxy *p)
+{
+	char *log = rundir_file(p, "cache.log", 256 * 1024);
+	bool yes = log != NULL && strstr(log, "Address already in use") != NULL;
+
+	free(log);
+	return yes;
+}
+
+static void
+forget_child(struct proxy *p)
+{
+	if (p->pidfd >= 0)
+		close(p->pidfd);
+	if (p->info_fd >= 0)
+		close(p->info_fd);
+	p->pidfd = p->info_fd = -1;
+	p->pid = 0;
+	p->init = -1;
+}
+
+#define PROXY_TRIES 3
+
+int
+proxy_wait_ready(struct proxy *p, int timeout_ms, char **err)
+{
+	long long end = mono_ms() + (timeout_ms > 0 ? timeout_ms : 0);
+
+	for (;;) {
+		int status;
+		pid_t r;
+
+		if (p->pid <= 0) {
+			set_err(err, "proxy: squid is not running");
+			return -ECHILD;
+		}
+		read_info(p, 0);
+		r = waitpid(p->pid, &status, WNOHANG);
+		if (r == p->pid || (r < 0 && errno == ECHILD)) {
+			char *words = last_words(p);
+
+			forget_child(p);
+			if (port_taken(p) && p->tries < PROXY_TRIES) {
+				free(words);
+				p->port = 0;
+				if (launch(p, err) != 0)
+					return -ECHILD;
+				continue;
+			}
+			/* ECHILD: our caller ignores SIGCHLD, and the status is gone. */
+			if (r == p->pid && WIFSIGNALED(status))
+				set_err(err, "proxy: squid ended by signal %d before it listened on "
+					     "127.0.0.1:%d:%s", WTERMSIG(status), p->port, words);
+			else if (r == p->pid)
+				set_err(err, "proxy: squid exited with status %d before it listened "
+					     "on 127.0.0.1:%d:%s", WEXITSTATUS(status), p->port, words);
+			else
+				set_err(err, "proxy: squid ended before it listened on 127.0.0.1:%d:%s",
+					p->port, words);
+			free(words);
+			return -ECHILD;
+		}
+		/* squid's word first: it says so only for a port it bound, and
+		 * someone else's listener there is not to be trusted. */
+		if (says_listening(p) && connects(p->port, 100))
+			return 0;
+		if (mono_ms() >= end) {
+			char *words = last_words(p);
+
+			set_err(err, "proxy: squid did not listen on 127.0.0.1:%d within %d ms:%s",
+				p->port, timeout_ms, words);
+			free(words);
+			return -ETIMEDOUT;
+		}
+		nap_ms(5);
+	}
+}
+
+static int
+rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void)st;
+	(void)ftw;
+	if (flag == FTW_DP)
+		(void)rmdir(path);
+	else
+		(void)unlink(path);
+	return 0;
+}
+
+/* Wait for the pid namespace's init to be gone: the kernel lets it end
+ * only after every other process of its namespace. */
+static void
+wait_init_gone(struct proxy *p, int ms)
+{
+	struct pollfd pfd = { .fd = p->pidfd, .events = POLLIN };
+
+	if (p->pidfd < 0)
+		return;
+	(void)syscall(SYS_pidfd_send_signal, p->pidfd, SIGKILL, NULL, 0);
+	while (poll(&pfd, 1, ms) < 0 && errno == EINTR)
+		;
+}
+
+void
+proxy_stop(struct proxy *p)
+{
+	if (p == NULL)
+		return;
+	if (p->pid > 0) {
+		long long end;
+		int status;
+		pid_t r = 0;
+
+		/* bwrap has written its info by now, or is about to. */
+		read_info(p, 100);
+		/* bwrap goes at once; its init, whose parent it is, gets
+		 * SIGKILL from --die-with-parent, and squid with it. */
+		(void)kill(p->pid, SIGTERM);
+		end = mono_ms() + 500;
+		while ((r = waitpid(p->pid, &status, WNOHANG)) == 0 && mono_ms() < end)
+			nap_ms(5);
+		if (r == 0) {
+			(void)kill(p->pid, SIGKILL);
+			if (p->pidfd >= 0)
+				(void)syscall(SYS_pidfd_send_signal, p->pidfd, SIGKILL, NULL, 0);
+			while (waitpid(p->pid, &status, 0) < 0 && errno == EINTR)
+				;
+		}
+		wait_init_gone(p, 2000);
+	}
+	forget_child(p);
+	if (p->rundir != NULL)
+		nftw(p->rundir, rm_one, 16, FTW_DEPTH | FTW_PHYS | FTW_MOUNT);
+	free(p->rundir);
+	free(p->bwrap);
+	free(p->squid);
+	strv_clear(&p->allow);
+	strv_clear(&p->host_addrs);
+	*p = (struct proxy)PROXY_INIT;
 }
 
 /* ------------------------------------------------------------------------ */

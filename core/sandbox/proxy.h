@@ -5,6 +5,9 @@
 #ifndef HQT_PROXY_H
 #define HQT_PROXY_H
 
+#include <stdbool.h>
+#include <sys/types.h>
+
 #include "strv.h"
 
 /*
@@ -59,6 +62,76 @@ extern const char *const PROXY_DENIED_DST[];
  * later are not in a squid started before: the list is taken at start.
  */
 int proxy_host_addrs(struct strv *out);
+
+/*
+ * A running proxy.  Zero it (PROXY_INIT) before proxy_start; it owns its
+ * strings and descriptors, and proxy_stop releases them all.
+ */
+struct proxy {
+	pid_t pid;          /* bwrap, our child; 0: not running */
+	pid_t init;         /* the init of squid's pid namespace (bwrap's
+			     * --info-fd), -1 until known */
+	int port;           /* squid's port on 127.0.0.1.  Set above 0 before
+			     * proxy_start: that port is tried first (tests) */
+	char *rundir;       /* squid.conf, cache.log, access.log, squid.out */
+	char name[32];      /* squid's -n (alphanumeric, unique in this host) */
+	/* What proxy_wait_ready needs to start squid again on another port
+	 * when the one chosen was taken meanwhile. */
+	char *bwrap, *squid;
+	struct strv allow, host_addrs;
+	int tries;
+	int info_fd;        /* bwrap's --info-fd, read end, until read */
+	int pidfd;          /* of init, -1 when none */
+};
+
+#define PROXY_INIT { .pid = 0, .init = -1, .info_fd = -1, .pidfd = -1 }
+
+/*
+ * Start squid for allow (entries as above; copied) and return once it is
+ * spawned, without waiting for it to listen (proxy_wait_ready does):
+ *   - rundir is made 0700 (with its parents) when missing, and must be a
+ *     directory of ours, 0700, not a link; logs of an earlier run in it
+ *     are removed;
+ *   - the port: p->port when set, else a free one (bind 127.0.0.1:0, read
+ *     it, close); squid.conf written from proxy_config with this host's
+ *     addresses;
+ *   - bwrap (a path) runs `squid -N -n <name> -f rundir/squid.conf` in
+ *     namespaces of its own but the network: read-only root, a private
+ *     /dev (squid's POSIX shared memory lives and dies there), /proc,
+ *     tmpfs /tmp and $HOME, rundir bound writable, --cap-drop ALL,
+ *     --new-session, and --die-with-parent (squid goes when the thread
+ *     that called this ends, whatever way: hqt-launch calls it from its
+ *     only thread);
+ *   - squid runs as uid and gid 65534 of its own user namespace, for root
+ *     and any other user alike: as root, squid would switch to the user
+ *     `proxy`, which a namespace mapping one uid does not have (it loops on
+ *     setgid errors); as anyone else it stays who it is.  Outside, its
+ *     files are the caller's.
+ * squid's stdout and stderr (bwrap's errors too) go to rundir/squid.out.
+ * 0, or a negative errno with *err; on failure nothing runs and p holds
+ * nothing to release (proxy_stop on it is harmless).
+ */
+int proxy_start(struct proxy *p, const char *bwrap, const char *squid, const char *rundir,
+		char *const *allow, char **err);
+
+/*
+ * Wait until squid listens: its cache.log says it accepts on p->port and a
+ * connection to it succeeds.  When squid ended because the port was taken
+ * between our choice and its bind, it starts again on another (at most 3
+ * times in all; p->port follows).  0, or -ETIMEDOUT / -ECHILD (squid
+ * ended) with the last lines of its cache.log and squid.out in *err.  On
+ * failure squid may still run: proxy_stop it.
+ */
+int proxy_wait_ready(struct proxy *p, int timeout_ms, char **err);
+
+/*
+ * Stop squid (SIGTERM to bwrap, then SIGKILL after 500 ms; the init of
+ * its pid namespace killed too, and waited for, so that no process of it
+ * is left when this returns), remove rundir whole, release p.  Accepts a
+ * never-started or already stopped p (PROXY_INIT).  Read proxy_denied
+ * first: its log goes with rundir.
+ */
+void proxy_stop(struct proxy *p);
 
 /*
  * The requests squid refused (TCP_DENIED in rundir/access.log), as
