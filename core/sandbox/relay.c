@@ -280,8 +280,10 @@ relay_run(int lfd, int port, const sigset_t *waited, int (*on_signal)(void *, in
 				if (c->nba > 0)
 					ea |= POLLOUT;
 			}
-			p[k++] = (struct pollfd){ c->connected ? c->a : -1, ea, 0 };
-			p[k++] = (struct pollfd){ c->b, eb, 0 };
+			/* An end with nothing to wait for is left out: poll reports
+			 * a hang-up whatever it is asked, and would spin. */
+			p[k++] = (struct pollfd){ c->connected && ea != 0 ? c->a : -1, ea, 0 };
+			p[k++] = (struct pollfd){ eb != 0 ? c->b : -1, eb, 0 };
 		}
 		if (poll(p, k, timeout) < 0 && errno != EINTR)
 			break;

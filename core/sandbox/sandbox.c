@@ -118,6 +118,11 @@ sandbox_exec(const struct sandbox_input *in, int ready_fd, char **err)
 	struct strv av = STRV_INIT, envp = STRV_INIT;
 	int fd;
 
+	/* net = allow needs its proxy and bridge: hqt-launch's plan. */
+	if (in->policy != NULL && in->policy->net_allow) {
+		set_err(err, "sandbox: net = allow runs through hqt-launch only");
+		return -1;
+	}
 	if (sandbox_plan(in, &av, &envp, &fd, err) == 0)
 		sandbox_run(strv_v(&av), strv_v(&envp), fd, ready_fd, NULL, err);
 	if (fd >= 0)
