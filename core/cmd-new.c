@@ -7,6 +7,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <limits.h>
 #include <stdio.h>
@@ -259,6 +260,30 @@ ask_consent(void)
 	return 0;
 }
 
+/*
+ * A sandboxed session with net = on gets the host network: said once (a
+ * mark in hqt's data directory), as the user chose it, not at every start.
+ */
+static void
+note_net_on(void)
+{
+	char *data = xdg_data_home(), *mark;
+	int fd;
+
+	if (data == NULL)
+		return;
+	mark = xasprintf("%s/hqt/net-on-said", data);
+	fd = open(mark, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd >= 0) {
+		close(fd);
+		fprintf(stderr, "hqt: note: with --net on a sandboxed session has the host's network: "
+			"every host, and this machine's loopback services (--net allow: only the "
+			"harness's own hosts; said once)\n");
+	}
+	free(mark);
+	free(data);
+}
+
 static int
 new_session(struct hqt_app *app, const struct session_request *rq, bool dry, bool attach)
 {
@@ -286,6 +311,9 @@ new_session(struct hqt_app *app, const struct session_request *rq, bool dry, boo
 	rc = session_create(app, &r, &id, &err);
 	if (id > 0)
 		printf("%lld\n", id);
+	if (rc == 0 && (r.sandbox > 0 || (r.sandbox < 0 && app->cfg.sandbox.enabled)) &&
+	    (r.net >= 0 ? r.net == CONFIG_NET_ON : app->cfg.sandbox.net))
+		note_net_on();
 	if (rc != 0) {
 		if (id > 0)
 			cmd_error("session %lld did not start: %s", id, err);

@@ -877,7 +877,12 @@ base_defaults(struct config *cfg)
 	strv_pushv(&cfg->plugins_load, default_plugins);
 	cfg->sandbox.enabled = false;
 	cfg->sandbox.fs_rw = true;
-	cfg->sandbox.net = true;
+	/* net = allow:+ : the harness's own hosts through the session's proxy
+	 * (docs/sandbox.md); on gives the host network, on purpose only. */
+	cfg->sandbox.net = false;
+	cfg->sandbox.net_allow = true;
+	strv_clear(&cfg->sandbox.net_list);
+	strv_push(&cfg->sandbox.net_list, "+");
 	cfg->worktree = CONFIG_WORKTREE_ASK;
 	cfg->notify_tmux = true;
 	cfg->notify_desktop = true;

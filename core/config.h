@@ -19,8 +19,9 @@ struct config_section {
 struct sandbox_defaults {
 	bool enabled;        /* default false */
 	bool fs_rw;          /* default true (fs = rw) */
-	bool net;            /* the host network (net = on); default true */
-	bool net_allow;      /* net = allow[:LIST]: only the session's proxy (net is false) */
+	bool net;            /* the host network (net = on) */
+	bool net_allow;      /* net = allow[:LIST]: only the session's proxy (net is false);
+			      * the default, with the list "+" */
 	struct strv net_list; /* with net_allow: config_net_parse's entries */
 	bool allow_ptrace;   /* default false: the seccomp filter refuses ptrace attach */
 	struct strv ro_binds; /* ~ expanded */
