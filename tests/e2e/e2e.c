@@ -80,10 +80,8 @@ claude_state(const struct e2e *e)
 	json_decref(root);
 }
 
-/* codex's config in the test CODEX_HOME: the stand-in as the model provider,
- * no update check, the project trusted. */
-static void
-codex_config(const struct e2e *e)
+void
+e2e_codex_config(const struct e2e *e, const char *base_url)
 {
 	char *path = fmt("%s/.codex/config.toml", e->te.home);
 	char *text = fmt("model = \"e2e-model\"\n"
@@ -92,13 +90,13 @@ codex_config(const struct e2e *e)
 			 "\n"
 			 "[model_providers.e2e]\n"
 			 "name = \"e2e stand-in\"\n"
-			 "base_url = \"http://127.0.0.1:%d/v1\"\n"
+			 "base_url = \"%s\"\n"
 			 "env_key = \"OPENAI_API_KEY\"\n"
 			 "wire_api = \"responses\"\n"
 			 "\n"
 			 "[projects.\"%s\"]\n"
 			 "trust_level = \"trusted\"\n",
-			 e->port, e->proj);
+			 base_url, e->proj);
 
 	write_file(path, text, 0600);
 	free(path);
@@ -106,17 +104,31 @@ codex_config(const struct e2e *e)
 }
 
 static void
-start_server(struct e2e *e)
+start_server(struct e2e *e, const struct e2e_server *srv)
 {
 	char *script = fmt("%s/tests/e2e/model-server.py", source_dir());
 	char *portfile = fmt("%s/port", e->te.root);
 	long long end = now_ms() + 10000;
-	pid_t pid = fork();
+	const char *argv[10] = { "/usr/bin/python3", script, portfile, e->log, e->rec };
+	size_t n = 5;
+	pid_t pid;
 
+	if (srv != NULL && srv->listen != NULL) {
+		argv[n++] = "--listen";
+		argv[n++] = srv->listen;
+	}
+	if (srv != NULL && srv->cert != NULL) {
+		argv[n++] = "--tls";
+		argv[n++] = srv->cert;
+		argv[n++] = srv->key;
+	}
+	argv[n] = NULL;
+	if (srv != NULL && srv->spawn != NULL)
+		pid = srv->spawn(srv->arg, argv, e->log);
+	else
+		pid = fork();
 	cr_assert(pid >= 0, "fork: %s", strerror(errno));
 	if (pid == 0) {
-		const char *argv[] = { "/usr/bin/python3", script, portfile, e->log, e->rec, NULL };
-
 		/* Dies with the test; holds none of ctest's pipes open. */
 		int fd = open(e->log, O_WRONLY | O_CREAT | O_APPEND, 0644);
 		prctl(PR_SET_PDEATHSIG, SIGTERM);
@@ -138,7 +150,10 @@ start_server(struct e2e *e)
 			break;
 		}
 		int st;
-		cr_assert(waitpid(pid, &st, WNOHANG) == 0, "model server died (python3?)");
+		if (waitpid(pid, &st, WNOHANG) != 0) {
+			char *log = slurp(e->log);
+			cr_assert_fail("model server died (python3?): %s", log ? log : "");
+		}
 		cr_assert(now_ms() < end, "model server did not start");
 		sleep_ms(20);
 	}
@@ -149,6 +164,13 @@ start_server(struct e2e *e)
 
 void
 e2e_init(struct e2e *e, enum e2e_codex codex, const char *ini_extra)
+{
+	e2e_init_server(e, codex, ini_extra, NULL);
+}
+
+void
+e2e_init_server(struct e2e *e, enum e2e_codex codex, const char *ini_extra,
+		const struct e2e_server *srv)
 {
 	struct run r;
 	char *path, *ready, *url;
@@ -174,10 +196,12 @@ e2e_init(struct e2e *e, enum e2e_codex codex, const char *ini_extra)
 	cr_assert_eq(r.code, 0, "git init: %s", r.err);
 	run_free(&r);
 
-	start_server(e);
+	start_server(e, srv);
 	lay_out_claude(e);
 	claude_state(e);
-	codex_config(e);
+	url = fmt("http://127.0.0.1:%d/v1", e->port);
+	e2e_codex_config(e, url);
+	free(url);
 
 	/* Nothing of the machine's own harness set-up reaches the test. */
 	for (char **v = environ; *v; v++) {

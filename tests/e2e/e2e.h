@@ -29,6 +29,27 @@ struct e2e {
 /* A fresh user, the model server started, project "p" added.  ini_extra
  * goes into hqt.ini as in tenv_init. */
 void e2e_init(struct e2e *e, enum e2e_codex codex, const char *ini_extra);
+/* Where and how the stand-in runs, for e2e_init_server (e2e_init's: a
+ * child of the test on 127.0.0.1, a free port, plain HTTP). */
+struct e2e_server {
+	/* Starts argv with stdout and stderr appended to out and returns its
+	 * pid (the test's child, ended by e2e_fini), e.g. networld_spawn in
+	 * the network world; NULL: forked here. */
+	pid_t (*spawn)(void *arg, const char *const *argv, const char *out);
+	void *arg;
+	const char *listen;     /* ADDR:PORT, or NULL */
+	const char *cert, *key; /* HTTPS with these PEM files, or NULL */
+};
+/* e2e_init with the stand-in started as srv says (NULL: as e2e_init).
+ * The harnesses still point at http://127.0.0.1:PORT (ANTHROPIC_BASE_URL,
+ * codex's provider): a test that serves elsewhere points them itself. */
+void e2e_init_server(struct e2e *e, enum e2e_codex codex, const char *ini_extra,
+		     const struct e2e_server *srv);
+/* Write codex's config.toml in the test CODEX_HOME: the stand-in at
+ * base_url (".../v1") as the model provider "e2e" (model e2e-model, the
+ * key from $OPENAI_API_KEY, the Responses API), no update check, the
+ * project trusted. */
+void e2e_codex_config(const struct e2e *e, const char *base_url);
 /* Stop what e2e_init started (the server by its pid, the private tmux
  * server) and remove the tree.  On a failed test the screens and the
  * server log are printed first (keep with HQT_E2E_KEEP=1). */

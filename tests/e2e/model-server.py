@@ -20,15 +20,19 @@ harness's side requests), RECORD_DIR/history holds the user's prompts the
 request carried, one a line: how a test knows a resumed session has the
 earlier conversation.
 
-Usage: model-server.py PORT_FILE LOG_FILE RECORD_DIR
-It listens on 127.0.0.1 on a free port and writes the port to PORT_FILE once
-it is listening; every request (path, headers, body) is appended to LOG_FILE.
+Usage: model-server.py PORT_FILE LOG_FILE RECORD_DIR [--listen ADDR:PORT] [--tls CERT KEY]
+It listens on 127.0.0.1 on a free port (or on ADDR:PORT) and writes the port
+to PORT_FILE once it is listening; every request (path, headers, body) is
+appended to LOG_FILE.  With --tls it speaks HTTPS with that certificate and
+key (PEM files), as the real API hosts do: e2e-net runs it in the tests'
+network world as api.anthropic.com and api.openai.com.
 Python 3 standard library only.
 """
 import http.server
 import json
 import os
 import socketserver
+import ssl
 import sys
 import threading
 import time
@@ -111,16 +115,26 @@ def last_prompt(texts):
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
+    def setup(self):
+        # The TLS handshake in the connection's own thread: a client that
+        # never says hello holds up no other.
+        if TLS is not None:
+            self.request.settimeout(30)
+            self.request = TLS.wrap_socket(self.request, server_side=True)
+            self.request.settimeout(None)
+        super().setup()
+
     def log_message(self, fmt, *args):  # quiet on stderr; LOG_FILE has it all
         pass
 
     def body(self):
         n = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(n) if n else b""
-        log("== %s %s %s\n%s\n%s" % (time.strftime("%H:%M:%S"), self.command, self.path,
-                                     "".join("%s: %s\n" % (k, v) for k, v in self.headers.items()
-                                             if k.lower() not in ("authorization", "x-api-key")),
-                                     raw.decode("utf-8", "replace")[:20000]))
+        headers = "".join("%s: %s\n" % (k, v) for k, v in self.headers.items()
+                          if k.lower() not in ("authorization", "x-api-key"))
+        log("== %s %s %s from %s\n%s\n%s" % (time.strftime("%H:%M:%S"), self.command, self.path,
+                                             self.client_address[0], headers,
+                                             raw.decode("utf-8", "replace")[:20000]))
         try:
             return json.loads(raw) if raw else {}
         except ValueError:
@@ -321,12 +335,35 @@ class Server(socketserver.ThreadingMixIn, http.server.HTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
+    def handle_error(self, request, client_address):
+        log("-- connection from %s failed: %s" % (client_address[0], sys.exc_info()[1]))
+
+
+TLS = None
 
 if __name__ == "__main__":
-    if len(sys.argv) != 4:
-        sys.exit("usage: model-server.py PORT_FILE LOG_FILE RECORD_DIR")
-    PORT_FILE, LOG_FILE, RECORD_DIR = sys.argv[1:]
-    server = Server(("127.0.0.1", 0), Handler)
+    USAGE = "usage: model-server.py PORT_FILE LOG_FILE RECORD_DIR [--listen ADDR:PORT] [--tls CERT KEY]"
+    args = sys.argv[1:]
+    if len(args) < 3:
+        sys.exit(USAGE)
+    PORT_FILE, LOG_FILE, RECORD_DIR = args[:3]
+    address = ("127.0.0.1", 0)
+    rest = args[3:]
+    while rest:
+        if rest[0] == "--listen" and len(rest) >= 2:
+            host, _, port = rest[1].rpartition(":")
+            address = (host, int(port))
+            # beside the network world's stand-ins, which listen on any
+            # address of the world at that port (tests/support/networld.py)
+            Server.allow_reuse_port = True
+            rest = rest[2:]
+        elif rest[0] == "--tls" and len(rest) >= 3:
+            TLS = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+            TLS.load_cert_chain(rest[1], rest[2])
+            rest = rest[3:]
+        else:
+            sys.exit(USAGE)
+    server = Server(address, Handler)
     with open(PORT_FILE + ".tmp", "w") as f:
         f.write("%d\n" % server.server_address[1])
     os.replace(PORT_FILE + ".tmp", PORT_FILE)

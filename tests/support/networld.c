@@ -120,27 +120,24 @@ wait_ready(const struct networld *w, const char *mode, pid_t pid)
 	free(errf);
 }
 
+/* dir/NAME.pem and dir/NAME.key: a server certificate for the names of
+ * san (openssl's subjectAltName syntax), signed by the test CA. */
 static void
-make_certificates(const struct networld *w)
+issue(const struct networld *w, const char *name, const char *san)
 {
-	char *ca_key = fmt("%s/ca.key", w->dir), *key = fmt("%s/server.key", w->dir);
-	char *csr = fmt("%s/server.csr", w->dir), *crt = fmt("%s/server.pem", w->dir);
-	char *ext = fmt("%s/server.ext", w->dir), *serial = fmt("%s/ca.srl", w->dir);
+	char *ca_key = fmt("%s/ca.key", w->dir), *key = fmt("%s/%s.key", w->dir, name);
+	char *csr = fmt("%s/%s.csr", w->dir, name), *crt = fmt("%s/%s.pem", w->dir, name);
+	char *ext = fmt("%s/%s.ext", w->dir, name), *serial = fmt("%s/ca.srl", w->dir);
+	char *text = fmt("basicConstraints = critical, CA:FALSE\n"
+			 "keyUsage = critical, digitalSignature\n"
+			 "extendedKeyUsage = serverAuth\n"
+			 "subjectAltName = %s\n",
+			 san);
+	char *subj = fmt("/CN=hqt test %s", name);
 
-	write_file(ext,
-		   "basicConstraints = critical, CA:FALSE\n"
-		   "keyUsage = critical, digitalSignature\n"
-		   "extendedKeyUsage = serverAuth\n"
-		   "subjectAltName = DNS:api.allowed.test, DNS:*.allowed.test, DNS:wild.test, "
-		   "DNS:*.wild.test, DNS:b.a.wild.test, DNS:evil.test\n",
-		   0644);
-	MUST("openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
-	     "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", ca_key, "-out", w->ca, "-days",
-	     "2", "-subj", "/CN=hqt test CA", "-addext", "basicConstraints=critical,CA:TRUE",
-	     "-addext", "keyUsage=critical,keyCertSign,cRLSign");
+	write_file(ext, text, 0644);
 	MUST("openssl", "req", "-new", "-newkey", "ec", "-pkeyopt",
-	     "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key, "-out", csr, "-subj",
-	     "/CN=api.allowed.test");
+	     "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", key, "-out", csr, "-subj", subj);
 	MUST("openssl", "x509", "-req", "-in", csr, "-CA", w->ca, "-CAkey", ca_key,
 	     "-CAserial", serial, "-CAcreateserial", "-out", crt, "-days", "2", "-extfile", ext);
 	free(ca_key);
@@ -149,6 +146,23 @@ make_certificates(const struct networld *w)
 	free(crt);
 	free(ext);
 	free(serial);
+	free(text);
+	free(subj);
+}
+
+static void
+make_certificates(const struct networld *w)
+{
+	char *ca_key = fmt("%s/ca.key", w->dir);
+
+	MUST("openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+	     "ec_paramgen_curve:prime256v1", "-nodes", "-keyout", ca_key, "-out", w->ca, "-days",
+	     "2", "-subj", "/CN=hqt test CA", "-addext", "basicConstraints=critical,CA:TRUE",
+	     "-addext", "keyUsage=critical,keyCertSign,cRLSign");
+	issue(w, "server",
+	      "DNS:api.allowed.test, DNS:*.allowed.test, DNS:wild.test, DNS:*.wild.test, "
+	      "DNS:b.a.wild.test, DNS:evil.test");
+	free(ca_key);
 }
 
 /* Bind file over target in our mount namespace; /etc/resolv.conf may be a
@@ -298,4 +312,57 @@ char *
 networld_host_log(const struct networld *w)
 {
 	return log_of(w, "host");
+}
+
+void
+networld_issue(const struct networld *w, const char *name, const char *san, char **crt,
+	       char **key)
+{
+	issue(w, name, san);
+	*crt = fmt("%s/%s.pem", w->dir, name);
+	*key = fmt("%s/%s.key", w->dir, name);
+}
+
+void
+networld_map(const struct networld *w, const char *line)
+{
+	char *path = fmt("%s/hosts", w->dir);
+	int fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+
+	/* the file bound over /etc/hosts: appended in place, never replaced */
+	cr_assert_geq(fd, 0, "networld: %s: %s", path, strerror(errno));
+	cr_assert_eq(dprintf(fd, "%s\n", line), (int)strlen(line) + 1);
+	close(fd);
+	free(path);
+}
+
+pid_t
+networld_spawn(const struct networld *w, const char *addr, const char *const *argv,
+	       const char *out)
+{
+	char *ns = fmt("/proc/%d/ns/net", (int)w->world), *cidr = fmt("%s/32", addr);
+	int fd = open(ns, O_RDONLY | O_CLOEXEC);
+	pid_t parent = getpid(), pid;
+
+	cr_assert_geq(fd, 0, "networld: %s: %s", ns, strerror(errno));
+	pid = fork();
+	cr_assert_geq(pid, 0);
+	if (pid == 0) {
+		int o = open(out, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+		int null = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+		prctl(PR_SET_PDEATHSIG, SIGKILL);
+		if (getppid() != parent || o < 0 || null < 0 || dup2(null, 0) < 0 ||
+		    dup2(o, 1) < 0 || dup2(o, 2) < 0 || setns(fd, CLONE_NEWNET) != 0)
+			_exit(120);
+		/* "exists" is fine: a second server on the same address */
+		QUIET("ip", "addr", "add", cidr, "dev", "lo");
+		execvp(argv[0], (char *const *)argv);
+		dprintf(2, "networld: cannot run %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	close(fd);
+	free(ns);
+	free(cidr);
+	return pid;
 }

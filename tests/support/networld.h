@@ -66,6 +66,23 @@ void networld_enter(struct networld *w);
  * The namespaces go with this process. */
 void networld_free(struct networld *w);
 
+/* A server certificate for the names of san (openssl's subjectAltName:
+ * "DNS:a.example, DNS:b.example"), signed by the world's CA: *crt and
+ * *key name its PEM files in the world's directory (caller frees). */
+void networld_issue(const struct networld *w, const char *name, const char *san, char **crt,
+		    char **key);
+/* Add a line ("ADDR NAME...") to the private /etc/hosts: readers that
+ * start after see it (squid reads the file once, at its start). */
+void networld_map(const struct networld *w, const char *line);
+/* Run argv (looked up in PATH) in the world's network namespace with addr
+ * (in 198.18.0.0/24, not one of the world's own) added to the world's lo,
+ * stdout and stderr appended to out, dying with the test.  Its pid: the
+ * caller ends and waits for it.  The world's stand-ins listen on any
+ * address with SO_REUSEPORT, so a server of the caller's may take port 443
+ * of addr: connections to addr go to it. */
+pid_t networld_spawn(const struct networld *w, const char *addr, const char *const *argv,
+		     const char *out);
+
 /* What the stand-ins saw, one event a line (caller frees; "" when none):
  * world: "accept ADDR:PORT from PEER", "tls ADDR:PORT sni=NAME",
  *        "request SCHEME METHOD TARGET host=HOST sni=NAME", "dns NAME TYPE";

@@ -36,6 +36,11 @@ def log(line):
 def listen_tcp(family, addr, port):
     s = socket.socket(family, socket.SOCK_STREAM)
     s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    # A test may put a server of its own on one address of the world at
+    # the same port (networld_spawn: e2e-net's model API on 198.18.0.2:443);
+    # the kernel hands that address's connections to the more specific
+    # listener, and every other address's still to us.
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
     if family == socket.AF_INET6:
         s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
     s.bind((addr, port))
