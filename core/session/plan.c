@@ -285,11 +285,9 @@ plan_net(struct session_plan *p, const struct harness *h, const struct db_sessio
 			"installed (sudo apt-get install squid), or use --net on or off");
 		return -1;
 	}
-	if ((p->net_dir = net_dir(db, s->id, true)) == NULL) {
-		set_err(err, "cannot start a session with net = allow: no runtime directory for "
-			"its proxy ($XDG_RUNTIME_DIR)");
-		return -1;
-	}
+	/* NULL for a plan that is only printed (doctor's stand-in, a dry
+	 * run without a database file); start_write refuses to launch it. */
+	p->net_dir = net_dir(db, s->id, true);
 	return 0;
 }
 
@@ -478,6 +476,11 @@ start_write(struct start *st, const char *dir, char **err)
 		if (sandbox_start_finish(st->box, &lp.argv, &lp.envp, &fd, err) == 0) {
 			lp.exe = xstrdup(lp.argv.v[0]);
 			rc = 0;
+		}
+		if (rc == 0 && st->p.policy.net_allow && st->p.net_dir == NULL) {
+			set_err(err, "cannot start a session with net = allow: no runtime directory "
+				"for its proxy ($XDG_RUNTIME_DIR)");
+			rc = -1;
 		}
 		if (st->p.net_dir != NULL) {
 			lp.net_dir = xstrdup(st->p.net_dir);

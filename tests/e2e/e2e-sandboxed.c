@@ -87,7 +87,7 @@ Test(sandboxed, claude_starts_works_and_resumes_in_its_sandbox)
 {
 	write_file(fmt("%s/.ssh/id_ed25519", e.te.home), fmt("%s\n", SECRET), 0600);
 	char *before = listing(fmt("%s/.claude", e.te.home));
-	long id = run_new(&e.te, "p", "claude", "--sandbox", NULL);
+	long id = run_new(&e.te, "p", "claude", "--sandbox", "--net", "on", NULL);
 	char *hsid = e2e_field(&e, id, "harness_session_id");
 
 	e2e_wait_screen(&e, id, "Claude Code v", 30000);
@@ -134,7 +134,7 @@ Test(sandboxed, codex_starts_works_and_resumes_in_its_sandbox)
 {
 	write_file(fmt("%s/.ssh/id_ed25519", e.te.home), fmt("%s\n", SECRET), 0600);
 	char *before = listing(fmt("%s/.codex", e.te.home));
-	long id = run_new(&e.te, "p", "codex", "--sandbox", NULL);
+	long id = run_new(&e.te, "p", "codex", "--sandbox", "--net", "on", NULL);
 
 	e2e_wait_screen(&e, id, "OpenAI Codex (v", 30000);
 	e2e_wait_status(&e, id, "waiting", 15000);

@@ -1585,7 +1585,8 @@ Test(attacks, no_plant_for_a_stronger_policy_through_the_private_state)
 	/* Control: two sessions of one policy share their private state, so
 	 * the second runs what the first planted. */
 	plant_and_kill("ctl", ctl, "rw", "--no-worktree");
-	long id = run_new(&te, "ctl", "claude", "--sandbox", "--fs", "rw", "--no-worktree", NULL);
+	long id = run_new(&te, "ctl", "claude", "--sandbox", "--fs", "rw", "--net", "on",
+		     "--no-worktree", NULL);
 	char *out = results_in(ctl, "claude", id, NULL);
 	cr_assert(strstr(out, "bashrc: ran") != NULL && stat(fmt("%s/bashrc-ran", ctl), &st) == 0,
 		  "control: the plant did not run in a session of the same policy:\n%s", out);
@@ -1595,7 +1596,8 @@ Test(attacks, no_plant_for_a_stronger_policy_through_the_private_state)
 	/* A read-only, offline session plants; the next one, writable with
 	 * the network on, does not run it. */
 	plant_and_kill("weak", weak, "ro", "--no-worktree");
-	id = run_new(&te, "weak", "claude", "--sandbox", "--fs", "rw", "--no-worktree", NULL);
+	id = run_new(&te, "weak", "claude", "--sandbox", "--fs", "rw", "--net", "on",
+		     "--no-worktree", NULL);
 	out = results_in(weak, "claude", id, NULL);
 	cr_expect(strstr(out, "bashrc: ran") == NULL, "ran the read-only session's plant:\n%s", out);
 	cr_expect_neq(stat(fmt("%s/bashrc-ran", weak), &st), 0, "bashrc-ran in the project");
@@ -1607,7 +1609,8 @@ Test(attacks, no_plant_for_a_stronger_policy_through_the_private_state)
 	git_repo(wt);
 	free(new_project("wtp", wt));
 	plant_and_kill("wtp", wt, "rw", "--worktree");
-	id = run_new(&te, "wtp", "claude", "--sandbox", "--fs", "rw", "--no-worktree", NULL);
+	id = run_new(&te, "wtp", "claude", "--sandbox", "--fs", "rw", "--net", "on",
+		     "--no-worktree", NULL);
 	out = results_in(wt, "claude", id, NULL);
 	cr_expect(strstr(out, "bashrc: ran") == NULL, "ran the worktree session's plant:\n%s", out);
 	cr_expect_neq(stat(fmt("%s/bashrc-ran", wt), &st), 0, "bashrc-ran in the project");

@@ -915,8 +915,9 @@ Test(tui, dialog_creates_the_session_it_shows)
 		wait_screen("[ ] off");
 		KEYS1("Space");            /* sandbox on */
 		wait_screen("[x] on");
-		keys("Tab", "Tab", "Space", NULL);  /* files stays rw; network off */
-		wait_screen("( ) on  (*) off");
+		/* files stays rw; the network from allow (the default) to on to off */
+		keys("Tab", "Tab", "Space", "Space");
+		wait_screen("( ) allow  ( ) on  (*) off");
 	}
 	KEYS1("Enter");
 	wait_screen_gone("New session in web");

@@ -159,7 +159,9 @@ assert_defaults(const struct config *cfg)
 	assert_strv(&cfg->plugins_load, (const char *[]){ "*", NULL });
 	cr_expect(!cfg->sandbox.enabled);
 	cr_expect(cfg->sandbox.fs_rw);
-	cr_expect(cfg->sandbox.net);
+	/* net = allow:+ by default: the harness's own hosts through its proxy */
+	cr_expect(!cfg->sandbox.net && cfg->sandbox.net_allow);
+	assert_strv(&cfg->sandbox.net_list, (const char *[]){ "+", NULL });
 	cr_expect_eq(cfg->sandbox.ro_binds.n, 0);
 	cr_expect_eq(cfg->sandbox.rw_binds.n, 0);
 	cr_expect_eq(cfg->sandbox.env.n, 0);
@@ -275,7 +277,7 @@ Test(config, shipped_file_examples_are_valid_when_uncommented)
 		cr_expect_not_null(config_section_get(sec, "waiting_markers"));
 	}
 	/* The examples show the defaults. */
-	cr_expect(!cfg.sandbox.enabled && cfg.sandbox.fs_rw && cfg.sandbox.net);
+	cr_expect(!cfg.sandbox.enabled && cfg.sandbox.fs_rw && !cfg.sandbox.net && cfg.sandbox.net_allow);
 	cr_expect_str_eq(cfg.tmux_session, "hqt");
 	config_free(&cfg);
 	free(out);
