@@ -150,8 +150,8 @@ cmd_show_exec(struct hqt_app *app, int argc, char **argv)
 		if (net == CONFIG_NET_ALLOW) {
 			struct strv l = STRV_INIT;
 			char *joined;
-			session_net_list(s, &l);
-			joined = l.n > 0 ? strv_join_quoted(&l) : xstrdup("(none: no network)");
+			session_net_hosts(app, s, &l);
+			joined = l.n > 0 ? strv_join_quoted(&l) : xstrdup("none (no way out)");
 			field("allowed hosts", joined);
 			free(joined);
 			strv_clear(&l);

@@ -25,6 +25,27 @@ session_net_list(const struct db_session *s, struct strv *out)
 	sandbox_policy_free(&pol);
 }
 
+void
+session_net_hosts(struct hqt_app *app, const struct db_session *s, struct strv *out)
+{
+	struct strv list = STRV_INIT, refused = STRV_INIT;
+	const struct harness *h = NULL;
+	char *err = NULL;
+
+	session_net_list(s, &list);
+	for (size_t i = 0; i < list.n; i++) {
+		if (strcmp(list.v[i], "+") != 0) {
+			if (strv_find(out, list.v[i]) < 0)
+				strv_push(out, list.v[i]);
+		} else if (h != NULL || (h = find_harness(app, s->harness, &err)) != NULL) {
+			harness_net_allow(h, out, &refused);
+		}
+	}
+	free(err);
+	strv_clear(&refused);
+	strv_clear(&list);
+}
+
 const char *
 session_net_name(int net)
 {

@@ -50,6 +50,9 @@ const char *session_dir(const struct db_session *s);
 int session_sandbox(const struct db_session *s, bool *fs_rw, int *net);
 /* The stored allow list of s ("+" and "name:port"), appended to out. */
 void session_net_list(const struct db_session *s, struct strv *out);
+/* The hosts a session with net = allow may reach: its list with "+"
+ * replaced by the harness's own, as its next start will have them. */
+void session_net_hosts(struct hqt_app *app, const struct db_session *s, struct strv *out);
 /* net = allow: the hosts the session's proxy refused ("host:port"), each
  * once, appended to out: squid's log while it runs, what the launcher kept
  * after.  The number, or -1 when there is no record.  The names come from
