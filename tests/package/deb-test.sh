@@ -20,6 +20,12 @@ fail() { echo "deb-test: $*" >&2; exit 1; }
 PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 DISABLE_AUTOUPDATER=1
 export PATH DISABLE_AUTOUPDATER
+# Without lintian (./bootstrap test installs it; ./bootstrap run does not)
+# the package cannot be checked: skipped, with why (ctest SKIP_RETURN_CODE).
+if ! command -v lintian >/dev/null 2>&1; then
+	echo "deb-test: SKIPPED: lintian is not installed (apt-get install lintian; ./bootstrap test installs it)"
+	exit 77
+fi
 
 cmake -S "$src" -B "$work/build" -DCMAKE_INSTALL_PREFIX=/usr -DHQT_TESTS=OFF >/dev/null
 cmake --build "$work/build" -j 2 >/dev/null
@@ -27,7 +33,6 @@ cmake --build "$work/build" -j 2 >/dev/null
 deb=$(ls "$work"/build/hqt_*.deb)
 dpkg-deb -f "$deb" Depends | grep -q tmux || fail "package does not depend on tmux"
 # lintian: no errors (warnings are printed, and allowed).
-command -v lintian >/dev/null || fail "lintian is not installed (./bootstrap test installs it)"
 lint=$(lintian --fail-on error "$deb" 2>&1) || fail "lintian: $lint"
 lint=$(echo "$lint" | grep -v 'running with root privileges' || true)
 [ -z "$lint" ] || echo "$lint"
