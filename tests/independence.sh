@@ -4,9 +4,12 @@
 # config, tmux socket) and nothing of the machine leaks in.  The hostile
 # machine lives in a temporary directory and is gone afterwards; the real
 # HOME, /usr and /etc are never touched:
-#   - "real" claude, codex and kiro-cli early on PATH (as a system-wide npm
-#     install puts them in /usr/bin); each one that runs leaves a line in a log,
-#     and any line there fails the pass;
+#   - "real" claude, codex and kiro-cli early on PATH, and in /usr/bin and
+#     /usr/local/bin (where a system-wide npm install puts them: NodeSource's
+#     npm in /usr/bin, Debian's in /usr/local/bin), there through a private
+#     mount namespace of the pass's own (root; read-only overlays of the real
+#     directories, which are never written); each one that runs leaves a line
+#     in a log, and any line there fails the pass;
 #   - HOME with a hostile ~/.tmux.conf and ~/.config/hqt/hqt.ini, and the same
 #     under $XDG_CONFIG_HOME; the ~/.tmux.conf also in each test's own HOME
 #     ($HQT_TEST_TMUX_CONF), where the tmux servers hqt starts read it;
@@ -30,15 +33,24 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM
 
 # The machine's harnesses: any test that runs one has leaked the machine in.
-mkdir -p "$w/usr-bin"
-for h in claude codex kiro-cli; do
-	cat >"$w/usr-bin/$h" <<EOF
+for d in path-bin usr-bin usr-local-bin; do
+	mkdir -p "$w/$d"
+	for h in claude codex kiro-cli; do
+		cat >"$w/$d/$h" <<EOF
 #!/bin/sh
-echo "$h \$*" >>"$w/machine-harness.log"
-echo "$h: the machine's own $h was run" >&2
+# Who ran it, up to ctest: the test binary is in that line.
+p=\$PPID by=
+while [ "\$p" -gt 1 ] 2>/dev/null && c=\$(cat /proc/\$p/comm 2>/dev/null); do
+	by="\$by < \$c"
+	[ "\$c" = ctest ] && break
+	p=\$(sed 's/.*) [^ ]* \([0-9]*\).*/\1/' /proc/\$p/stat 2>/dev/null)
+done
+echo "\$0 \$* (run by\$by)" >>"$w/machine-harness.log"
+echo "$h: the machine's own $h was run (\$0)" >&2
 exit 1
 EOF
-	chmod 755 "$w/usr-bin/$h"
+		chmod 755 "$w/$d/$h"
+	done
 done
 
 hostile_tmux='set -g base-index 5
@@ -91,7 +103,7 @@ printf '%s\n' "$hostile_ini" >"$home/.config/hqt/hqt.ini"
 printf '%s\n' "$hostile_ini" >"$xdg/config/hqt/hqt.ini"
 
 export HOME="$home"
-export PATH="$w/usr-bin:$PATH"
+export PATH="$w/path-bin:$PATH"
 export XDG_CONFIG_HOME="$xdg/config" XDG_DATA_HOME="$xdg/data" XDG_STATE_HOME="$xdg/state"
 export XDG_CACHE_HOME="$xdg/cache" XDG_RUNTIME_DIR="$xdg/run"
 export CODEX_HOME="$w/codex"
@@ -111,8 +123,27 @@ pid=$(tmux -S "$outer" display-message -p '#{pid}')
 pane=$(tmux -S "$outer" display-message -p '#{pane_id}')
 export TMUX="$outer,$pid,0" TMUX_PANE="$pane"
 
+# The same harnesses in /usr/bin and /usr/local/bin: the suite runs in a
+# mount namespace of its own where an overlay of the fakes on each real
+# directory (read-only, no upper layer) stands at its path; outside it,
+# nothing changed.  Without root (or overlayfs) only PATH has them.
+overlay='set -e
+mount -t overlay hqt-independence -o "lowerdir=$1/usr-bin:/usr/bin" /usr/bin
+mount -t overlay hqt-independence -o "lowerdir=$1/usr-local-bin:/usr/local/bin" /usr/local/bin
+shift'
+if [ "$(id -u)" -eq 0 ] && unshare --mount --propagation private sh -c "$overlay
+	[ -x /usr/bin/claude ] && [ -x /usr/local/bin/claude ]" sh "$w" 2>/dev/null; then
+	run() { unshare --mount --propagation private sh -c "$overlay
+		exec \"\$@\"" sh "$w" "$@"; }
+	echo "independence: the machine's harnesses are early on PATH and in /usr/bin" \
+		"and /usr/local/bin (a private mount namespace)"
+else
+	echo "independence: no private mount namespace with overlayfs here (root needed):" \
+		"the machine's harnesses are early on PATH only, not in /usr/bin and /usr/local/bin" >&2
+	run() { "$@"; }
+fi
 rc=0
-(cd "$build" && ctest --output-on-failure "$@") || rc=$?
+(cd "$build" && run ctest --output-on-failure "$@") || rc=$?
 if [ -s "$w/machine-harness.log" ]; then
 	echo "independence: the machine's harnesses were run:" >&2
 	cat "$w/machine-harness.log" >&2

@@ -11,13 +11,14 @@ say() { echo "layering: $*" >&2; fail=1; }
 
 # No cmd.h below the command line: the session service, the sandbox, the
 # TUI, the application context.
-for f in $(find "$src/core/session" "$src/core/sandbox" "$src/core/tui" -name '*.[ch]' 2>/dev/null) \
-	"$src/core/app.c" "$src/core/app.h" "$src/core/notify.c"; do
-	[ -f "$f" ] || continue
-	if grep -n '#include "cmd.h"' "$f" >/dev/null; then
-		say "${f#$src/} includes cmd.h"
-	fi
-done
+# (A line each, not split on blanks: a source path may hold a space.)
+while IFS= read -r f; do
+	[ -n "$f" ] && say "${f#"$src"/} includes cmd.h"
+done <<EOF
+$({ find "$src/core/session" "$src/core/sandbox" "$src/core/tui" -name '*.[ch]' 2>/dev/null
+	for f in app.c app.h notify.c; do [ -f "$src/core/$f" ] && echo "$src/core/$f"; done; } |
+	while IFS= read -r f; do grep -l '#include "cmd.h"' "$f" || :; done)
+EOF
 [ -f "$src/core/session.c" ] && grep -q '#include "cmd.h"' "$src/core/session.c" &&
 	say "core/session.c includes cmd.h"
 

@@ -9,9 +9,11 @@
  * (tests/probe/hqt-probe) with its attack list as arguments; `tee FILE` makes
  * it append every result line to FILE as well as to its pane.  Sandboxed,
  * FILE is $HOME/NAME.out inside, which is NAME's private home on the host
- * ($XDG_DATA_HOME/hqt/homes/NAME/NAME.out).  The probe lives in the build
- * tree, outside the system directories: the sandbox binds its directory
- * read-only, which these tests depend on (and so prove).
+ * ($XDG_DATA_HOME/hqt/homes/NAME/NAME.out).  The probe runs from a copy in
+ * the test's directory (the generic plugin splits its command on blanks, and
+ * the build tree's path may hold one), outside the system directories: the
+ * sandbox binds its directory read-only, which these tests depend on (and so
+ * prove).
  *
  * Every refusal has a positive control next to it (the same attack allowed
  * where the policy allows it, or run unsandboxed), so a broken setup cannot
@@ -45,7 +47,7 @@
 
 static struct tenv te;
 static char *proj;    /* the project "p", resolved */
-static char *probe;   /* the attack probe's absolute path */
+static char *probe;   /* the attack probe's absolute path (a copy) */
 
 /* ---- environment and config ---- */
 
@@ -126,8 +128,18 @@ setup(void)
 	struct stat st;
 
 	tenv_init(&te, NULL);
-	probe = fmt("%s/tests/probe/hqt-probe", build_dir());
-	cr_assert_eq(stat(probe, &st), 0, "build the probe first: %s", probe);
+	char *built = fmt("%s/tests/probe/hqt-probe", build_dir());
+	cr_assert_eq(stat(built, &st), 0, "build the probe first: %s", built);
+	char *dir = fmt("%s/probe", te.root);
+	mkdir(dir, 0755);
+	probe = fmt("%s/hqt-probe", dir);
+	const char *cp[] = { "cp", built, probe, NULL };
+	struct run r;
+	run_argv(&r, NULL, cp, NULL);
+	cr_assert_eq(r.code, 0, "cp %s: %s", built, r.err);
+	run_free(&r);
+	free(built);
+	free(dir);
 	proj = fmt("%s/proj", te.root);
 	mkdir(proj, 0755);
 	char *real = realpath(proj, NULL);

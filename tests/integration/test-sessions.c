@@ -1312,8 +1312,12 @@ Test(sessions, harness_missing_keeps_the_row_exited_with_the_error)
 	struct run r;
 	const char *const args[] = { "new", "p", "claude", NULL };
 	json_t *l, *s;
+	static const char *const tools[] = { "tmux", "env", NULL };
 
-	tenv_put(&te, "PATH", "/usr/bin:/bin");
+	/* tmux and no claude, whatever the machine has in /usr/bin. */
+	char *bin = tools_dir(&te, tools);
+	tenv_put(&te, "PATH", bin);
+	free(bin);
 	run_hqtv(&r, &te, args);
 	cr_assert_eq(r.code, 1, "exit %d: %s", r.code, r.err);
 	cr_assert_str_eq(r.out, "1\n");

@@ -1463,7 +1463,7 @@ assert_terminal_restored(const char *how)
 
 Test(tui, q_quits_and_restores_the_terminal)
 {
-	char *cmd = fmt("%s tui; echo rc=$?", hqt_bin());
+	char *cmd = fmt("'%s' tui; echo rc=$?", hqt_bin());
 
 	shell_with_tui(cmd);
 	KEYS1("q");
@@ -1474,7 +1474,7 @@ Test(tui, q_quits_and_restores_the_terminal)
 
 Test(tui, sigint_restores_the_terminal)
 {
-	char *cmd = fmt("%s tui; echo rc=$?", hqt_bin());
+	char *cmd = fmt("'%s' tui; echo rc=$?", hqt_bin());
 
 	shell_with_tui(cmd);
 	KEYS1("C-c");
@@ -1486,7 +1486,8 @@ Test(tui, sigint_restores_the_terminal)
 Test(tui, sigterm_restores_the_terminal)
 {
 	char *pidfile = fmt("%s/tui.pid", te.root);
-	char *cmd = fmt("sh -c 'echo $$ >%s; exec %s tui'; echo rc=$?", pidfile, hqt_bin());
+	char *cmd = fmt("sh -c 'echo $$ >\"$1\"; exec \"$2\" tui' sh '%s' '%s'; echo rc=$?",
+			pidfile, hqt_bin());
 	char *pid;
 
 	shell_with_tui(cmd);

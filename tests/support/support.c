@@ -1,6 +1,8 @@
 /* support.c: helpers shared by the Criterion tests. */
 #include "support.h"
 
+#include "process.h"
+
 #include <criterion/criterion.h>
 #include <jansson.h>
 
@@ -50,6 +52,25 @@ env_or_die(const char *name)
 		abort();
 	}
 	return v;
+}
+
+char *
+tools_dir(const struct tenv *te, const char *const *tools)
+{
+	static int n;
+	char *dir = fmt("%s/tools-%d", te->root, ++n);
+
+	if (mkdir(dir, 0755) != 0)
+		die(dir);
+	for (const char *const *t = tools; *t != NULL; t++) {
+		char *target = find_in_path(*t, TENV_PATH), *link = fmt("%s/%s", dir, *t);
+
+		if (target != NULL && symlink(target, link) != 0)
+			die(link);
+		free(target);
+		free(link);
+	}
+	return dir;
 }
 
 const char *hqt_bin(void) { return env_or_die("HQT_BIN"); }
@@ -212,7 +233,7 @@ tenv_init(struct tenv *te, const char *ini_extra)
 	 * PATH is not this test's (hqt doctor runs what it finds with
 	 * --version); one in /usr/bin may still be found, and must not update
 	 * itself from a test. */
-	tenv_put(te, "PATH", "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+	tenv_put(te, "PATH", TENV_PATH);
 	tenv_put(te, "DISABLE_AUTOUPDATER", "1");
 	char *v = fmt("HOME=%s", te->home);
 	tenv_set(te, v);

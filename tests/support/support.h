@@ -73,6 +73,16 @@ int hqt_windows(const struct tenv *te);
 void run_tmux(struct run *r, const struct tenv *te, ...);
 void run_free(struct run *r);
 
+/* PATH as tenv_init sets it: the system's directories. */
+#define TENV_PATH "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+
+/* A new directory under te's root holding only the named tools
+ * (NULL-terminated), each a link to the one on TENV_PATH (none where the
+ * machine has none), for a PATH that finds those and nothing else: no
+ * harness, whatever the machine has in /usr/bin or /usr/local/bin
+ * (tests/independence.sh puts some there).  Caller frees. */
+char *tools_dir(const struct tenv *te, const char *const *tools);
+
 /* Paths from the ctest environment. */
 const char *hqt_bin(void);
 const char *source_dir(void);
