@@ -79,13 +79,15 @@ check_tmux(struct report *r, struct hqt_app *app)
 }
 
 static bool
-check_bwrap(struct report *r)
+check_bwrap(struct report *r, char **bwrap)
 {
 	struct sandbox_probe p;
 	bool ok;
 
 	sandbox_probe(&p);
 	ok = p.available;
+	if (p.available && p.bwrap != NULL)
+		*bwrap = xstrdup(p.bwrap);
 	if (p.available)
 		add(r, "bubblewrap", true, false,
 		    xasprintf("bwrap %s (%s), sandboxed sessions available",
@@ -104,7 +106,7 @@ check_bwrap(struct report *r)
  * away from the host's abstract unix sockets.
  */
 static void
-check_network(struct report *r)
+check_network(struct report *r, const char *bwrap)
 {
 	static const char *const where[] = { "/usr/sbin/squid", "/usr/local/sbin/squid" };
 	char *squid = find_in_path("squid", NULL);
@@ -113,10 +115,21 @@ check_network(struct report *r)
 	for (size_t i = 0; squid == NULL && i < ARRAY_SIZE(where); i++)
 		if (access(where[i], X_OK) == 0)
 			squid = xstrdup(where[i]);
-	if (squid != NULL)
-		add(r, "net allow", true, false,
-		    xasprintf("squid (%s): sandboxed sessions can have net = allow", squid), NULL);
-	else
+	if (squid != NULL) {
+		long long ms = 0;
+		char *err = NULL;
+
+		if (sandbox_proxy_probe(bwrap, squid, &ms, &err) == 0)
+			add(r, "net allow", true, false,
+			    xasprintf("squid (%s) listened in %lld ms and refused a name off its "
+				      "list: sandboxed sessions can have net = allow", squid, ms), NULL);
+		else
+			add(r, "net allow", false, false,
+			    xasprintf("squid (%s) as a session's proxy: %s", squid, err),
+			    xstrdup("see the proxy's words above; sessions with net = allow will "
+				    "not start until it does"));
+		free(err);
+	} else
 		add(r, "net allow", false, false,
 		    xstrdup("squid not found: sessions with net = allow will not start"),
 		    xstrdup("sudo apt-get install squid"));
@@ -361,9 +374,11 @@ cmd_doctor_exec(struct hqt_app *app, int argc, char **argv)
 	    app->cfg.path ? xasprintf("using %s", app->cfg.path)
 			  : xstrdup("no hqt.ini found; using built-in defaults"), NULL);
 	check_tmux(&r, app);
-	bool sandbox = check_bwrap(&r);
-	if (sandbox)
-		check_network(&r);
+	char *bwrap = NULL;
+	bool sandbox = check_bwrap(&r, &bwrap);
+	if (sandbox && bwrap != NULL)
+		check_network(&r, bwrap);
+	free(bwrap);
 	check_db(&r, app->cfg.db_path);
 	cmd_registry(app);
 	check_plugins(&r, app, sandbox);

@@ -6,6 +6,12 @@
 #include "util.h"
 
 #include <stdlib.h>
+#include <time.h>
+#include <sys/socket.h>
+#include <string.h>
+#include <netinet/in.h>
+#include <errno.h>
+#include <arpa/inet.h>
 #include <unistd.h>
 
 /* ------------------------------------------------------------------------ */
@@ -138,4 +144,53 @@ sandbox_net_denied(const char *dir, struct strv *out)
 	int n = proxy_denied(dir, out);
 
 	return n < 0 ? -1 : n;
+}
+
+int
+sandbox_proxy_probe(const char *bwrap, const char *squid, long long *ms, char **err)
+{
+	static const char req[] = "CONNECT hqt-probe.invalid:443 HTTP/1.1\r\n"
+				  "Host: hqt-probe.invalid:443\r\n\r\n";
+	char *const none[] = { NULL };
+	struct proxy px = PROXY_INIT;
+	struct sockaddr_in a = { .sin_family = AF_INET };
+	struct timespec t0, t1;
+	char *run = hqt_runtime_dir(true), *dir, buf[64] = "";
+	int fd = -1, rc = -1;
+	ssize_t n;
+
+	if (run == NULL) {
+		set_err(err, "no runtime directory ($XDG_RUNTIME_DIR)");
+		return -1;
+	}
+	dir = xasprintf("%s/proxy-probe-%d", run, (int)getpid());
+	free(run);
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	/* An empty list: squid must refuse everything, a name first. */
+	if (proxy_start(&px, bwrap, squid, dir, none, err) != 0 ||
+	    proxy_wait_ready(&px, 15000, err) != 0)
+		goto out;
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	*ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+	a.sin_port = htons((uint16_t)px.port);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&a, sizeof a) != 0 ||
+	    write(fd, req, sizeof req - 1) != (ssize_t)(sizeof req - 1)) {
+		set_err(err, "cannot ask the proxy: %s", strerror(errno));
+		goto out;
+	}
+	n = read(fd, buf, sizeof buf - 1);
+	buf[n > 0 ? n : 0] = '\0';
+	if (strncmp(buf, "HTTP/1.1 403", 12) != 0) {
+		set_err(err, "the proxy did not refuse a name off its list (it said '%.20s')", buf);
+		goto out;
+	}
+	rc = 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	proxy_stop(&px);
+	free(dir);
+	return rc;
 }

@@ -245,6 +245,11 @@ int sandbox_run(char *const argv[], char *const envp[], int seccomp_fd, int read
 /* The hosts the proxy run in dir refused (proxy.h's proxy_denied): the
  * number appended to out, or -1 when it has no log. */
 int sandbox_net_denied(const char *dir, struct strv *out);
+/* doctor's real probe of net = allow's proxy: squid started as a session's
+ * is (bwrap and squid paths), with an empty list, must listen and refuse a
+ * CONNECT to a name.  0 with *ms, the time it took to listen, or -1 with
+ * *err. */
+int sandbox_proxy_probe(const char *bwrap, const char *squid, long long *ms, char **err);
 /* The kernel's Landlock ABI version, 0 without Landlock.  With 6 or more
  * sandbox_run puts the sandbox in a scoped domain of its own (abstract
  * unix sockets and signals stay inside). */
