@@ -296,9 +296,16 @@ compose_preview(struct tui_state *t, struct frame *f, const struct layout *lay)
 				p->what == PREVIEW_NOTE ? ST_ERROR : ST_DIM);
 		return;
 	}
+	/* What its proxy refused first: why a tool call failed, and what to
+	 * add to its list. */
+	int ph = lay->ph;
+	if (p->denied != NULL && ph > 1) {
+		frame_text(f, y0++, x + 1, w - 1, p->denied, ST_ERROR);
+		ph--;
+	}
 	/* The last lines that fit: the bottom of a screen is where a harness
 	 * asks its question. */
-	size_t first = p->lines.n > (size_t)lay->ph ? p->lines.n - (size_t)lay->ph : 0;
+	size_t first = p->lines.n > (size_t)ph ? p->lines.n - (size_t)ph : 0;
 	for (size_t i = first; i < p->lines.n; i++)
 		frame_text(f, y0 + (int)(i - first), x + 1, w - 1, p->lines.v[i], ST_NORMAL);
 }

@@ -267,6 +267,29 @@ close_dead_gap(struct strv *lines)
 	*lines = out;
 }
 
+/* What the proxy of a net = allow session refused, as the preview's first
+ * line says it (the names are the session's: frame_text escapes them), or
+ * NULL.  Read when the pane changed: a refused request is what a harness
+ * then reports on its screen. */
+static char *
+preview_denied(struct tui *t, const struct db_session *s)
+{
+	struct strv d = STRV_INIT;
+	char *out = NULL;
+	bool fs_rw;
+	int net;
+
+	if (session_sandbox(s, &fs_rw, &net) != 1 || net != CONFIG_NET_ALLOW)
+		return NULL;
+	if (session_net_denied(t->app, s, &d) > 0) {
+		char *joined = strv_join_quoted(&d);
+		out = xasprintf("refused by its proxy: %s", joined);
+		free(joined);
+	}
+	strv_clear(&d);
+	return out;
+}
+
 bool
 tui_preview_update(struct tui *t)
 {
@@ -275,7 +298,7 @@ tui_preview_update(struct tui *t)
 	const struct db_session *s;
 	const struct tmux_pane *tp;
 	struct strv lines = STRV_INIT;
-	char name[32], *text = NULL, *err = NULL;
+	char name[32], *text = NULL, *err = NULL, *denied;
 	bool changed;
 
 	state_layout(&t->st, &lay);
@@ -315,9 +338,13 @@ tui_preview_update(struct tui *t)
 	free(text);
 	if (tp->dead)
 		close_dead_gap(&lines);
-	changed = p->what != PREVIEW_LINES || p->id != s->id || !lines_equal(&p->lines, &lines);
+	denied = preview_denied(t, s);
+	changed = p->what != PREVIEW_LINES || p->id != s->id || !lines_equal(&p->lines, &lines) ||
+		  (denied == NULL) != (p->denied == NULL) ||
+		  (denied != NULL && strcmp(denied, p->denied) != 0);
 	preview_forget(p);
 	p->lines = lines;
+	p->denied = denied;
 	p->what = PREVIEW_LINES;
 	p->id = s->id;
 	remember(p, tp);

@@ -52,6 +52,8 @@ preview_forget(struct preview *p)
 	strv_clear(&p->lines);
 	free(p->note);
 	p->note = NULL;
+	free(p->denied);
+	p->denied = NULL;
 	p->what = PREVIEW_NONE;
 	p->id = 0;
 	p->pane[0] = '\0';

@@ -173,6 +173,7 @@ struct preview {
 	long long id;             /* the session it is of; 0: none */
 	struct strv lines;        /* PREVIEW_LINES: plain text, untrusted */
 	char *note;               /* PREVIEW_GONE, PREVIEW_NOTE */
+	char *denied;             /* net = allow: "refused by its proxy: ..." or NULL */
 	char pane[24];            /* "%7" */
 	long long activity;       /* window_activity, epoch seconds */
 	unsigned history, width, height;

@@ -76,6 +76,16 @@ fake_loop() {
 				# hqt named for the launch (the screen stays as it is).
 				msg=${want#event}
 				printf '%s' "${msg# }" | "${HQT_EVENT_COMMAND:-false}" ;;
+			fetch*)
+				# A request through whatever proxy the session has
+				# (curl reads https_proxy), its outcome printed.
+				url=${want#fetch}
+				url=${url# }
+				if curl -s --max-time 5 -o /dev/null "$url"; then
+					echo "fetch: ok"
+				else
+					echo "fetch: failed $?"
+				fi ;;
 			print*)
 				# printf's %b: a test can print escape sequences.
 				msg=${want#print}

@@ -852,6 +852,26 @@ Test(tui, preview_shows_no_bidi_or_invisible_characters)
 	free(what);
 }
 
+/* net = allow: what the session's proxy refused is the preview's first
+ * line, as soon as the harness's screen moves after it. */
+Test(tui, preview_names_what_the_proxy_refused)
+{
+	struct run r;
+
+	if (!bwrap_usable() || access("/usr/sbin/squid", X_OK) != 0)
+		cr_skip_test("no usable bubblewrap or no squid (/usr/sbin/squid) here");
+	add_project("web", web);
+	run_hqt(&r, &te, "new", "web", "claude", "--sandbox", "--net", "allow:api.example.com",
+		NULL);
+	cr_assert_eq(r.code, 0, "hqt new: %s", r.err);
+	run_free(&r);
+	tui_start(100, 30);
+	wait_screen("for shortcuts");
+	control(web, "fetch https://evil.example/");
+	wait_screen("fetch: failed");
+	wait_screen("refused by its proxy: evil.example:443");
+}
+
 /* ---- the new-session dialog ---- */
 
 /* The first sandboxed session asks, once; n goes back to the dialog and
