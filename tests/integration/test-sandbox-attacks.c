@@ -1994,16 +1994,27 @@ Test(attacks, net_allow_only_the_listed_hosts_through_the_proxy, .timeout = 180)
 	const char *dns[] = { "getent", "hosts", "denied-dns.test", NULL };
 	run_in(&r, "/", dns);
 	run_free(&r);
-	free(wlog);
-	wlog = networld_world_log(&w);
+	for (int i = 0; i < 100; i++) {
+		free(wlog);
+		wlog = networld_world_log(&w);
+		if (strstr(wlog, "dns denied-dns.test") != NULL)
+			break;
+		sleep_ms(50);
+	}
 	cr_expect(strstr(wlog, "dns denied-dns.test") != NULL, "control: no DNS query:\n%s", wlog);
 	const char *probe[] = { "sh", "-c", fmt("'%s' connect-tcp 127.0.0.1 %s connect-abstract %s",
 						fmt("%s/hqt-probe", bin), secret, w.abstract), NULL };
 	run_in(&r, "/", probe);
 	cr_log_info("control probe: %s", r.out);
 	run_free(&r);
-	free(hlog);
-	hlog = networld_host_log(&w);
+	/* the recorders write when they accept: wait for both lines */
+	for (int i = 0; i < 100; i++) {
+		free(hlog);
+		hlog = networld_host_log(&w);
+		if (strstr(hlog, "accept 127.0.0.1") != NULL && strstr(hlog, "accept @") != NULL)
+			break;
+		sleep_ms(50);
+	}
 	cr_expect(strstr(hlog, "accept 127.0.0.1") != NULL && strstr(hlog, "accept @") != NULL,
 		  "control: the host's services saw nothing:\n%s", hlog);
 	networld_free(&w);
