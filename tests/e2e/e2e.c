@@ -109,7 +109,7 @@ start_server(struct e2e *e, const struct e2e_server *srv)
 	char *script = fmt("%s/tests/e2e/model-server.py", source_dir());
 	char *portfile = fmt("%s/port", e->te.root);
 	long long end = now_ms() + 10000;
-	const char *argv[10] = { "/usr/bin/python3", script, portfile, e->log, e->rec };
+	const char *argv[12] = { "/usr/bin/python3", script, portfile, e->log, e->rec };
 	size_t n = 5;
 	pid_t pid;
 
