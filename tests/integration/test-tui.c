@@ -1379,7 +1379,14 @@ Test(tui, enter_on_an_exited_session_offers_resume_or_attach)
 	run_tmux(&sl, &te, "display-message", "-p", "-t", "hqt", "#{status}", NULL);
 	if (sl.out != NULL && strncmp(sl.out, "off", 3) == 0) {
 		struct run sr;
-		run_tmux(&sr, &te, "show-options", "-v", "-t", "hqt", "status-right", NULL);
+		/* set by the attach, which may still be on its way (load) */
+		for (int i = 0;; i++) {
+			run_tmux(&sr, &te, "show-options", "-v", "-t", "hqt", "status-right", NULL);
+			if ((sr.out != NULL && strstr(sr.out, hint) != NULL) || i == 60)
+				break;
+			run_free(&sr);
+			sleep_ms(50);
+		}
 		cr_assert(sr.out != NULL && strstr(sr.out, hint) != NULL, "status-right: %s", sr.out);
 		run_free(&sr);
 	} else {
