@@ -623,6 +623,9 @@ launch(struct proxy *p, char **err)
 	if (rc != 0)
 		goto done;
 	p->pid = pid;
+	/* Ours and not reaped yet, so the pidfd names this bwrap and no
+	 * other process that may get its pid later. */
+	p->bwrap_fd = (int)syscall(SYS_pidfd_open, pid, 0);
 	p->port = port;
 	p->tries++;
 	p->init = -1;
@@ -897,6 +900,15 @@ port_taken(const struct proxy *p)
 static void
 forget_child(struct proxy *p)
 {
+	/* bwrap may still run when waitpid could not tell (ECHILD), or when
+	 * its parent-death signal is gone (as root it drops credentials,
+	 * which clears it): ended for sure, through its pidfd. */
+	if (p->bwrap_fd >= 0) {
+		(void)syscall(SYS_pidfd_send_signal, p->bwrap_fd, SIGKILL, NULL, 0);
+		(void)waitpid(p->pid, NULL, WNOHANG);
+		close(p->bwrap_fd);
+		p->bwrap_fd = -1;
+	}
 	if (p->pidfd >= 0)
 		close(p->pidfd);
 	if (p->info_fd >= 0)

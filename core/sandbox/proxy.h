@@ -82,9 +82,11 @@ struct proxy {
 	int tries;
 	int info_fd;        /* bwrap's --info-fd, read end, until read */
 	int pidfd;          /* of init, -1 when none */
+	int bwrap_fd;       /* a pidfd of bwrap itself (pid), -1 when none: it
+			     * is killed through it whatever waitpid says */
 };
 
-#define PROXY_INIT { .pid = 0, .init = -1, .info_fd = -1, .pidfd = -1 }
+#define PROXY_INIT { .pid = 0, .init = -1, .info_fd = -1, .pidfd = -1, .bwrap_fd = -1 }
 
 /*
  * Start squid for allow (entries as above; copied) and return once it is
