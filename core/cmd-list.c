@@ -90,6 +90,12 @@ cmd_list_exec(struct hqt_app *app, int argc, char **argv)
 	}
 	if (optind < argc)
 		return cmd_usage_error(&cmd_list_entry, "unexpected argument '%s'", argv[optind]);
+	/* The tmux client of the status read starts first and connects while
+	 * the database opens (tmux_prestart, as hqt new does). */
+	if (cmd_config(app) != 0)
+		return EXIT_FAIL;
+	if (cmd_tmux(app) == 0)
+		tmux_prestart(&app->tmux);
 	if (cmd_prepare(app, &cmd_list_entry, NULL, 0, NULL) != 0)
 		return EXIT_FAIL;
 	if (only_project != NULL) {

@@ -1766,7 +1766,13 @@ chain_run(const struct tmux *t, char *const targets[], size_t n, enum target_kin
 	strv_pushf(&a, "hqt:%s:end", nonce);
 	for (size_t i = 0; i < n; i++)
 		push_chain_capture(&a, t, targets[i], kind, history);
-	st = run_full(t, &a, &r, &e);
+	/* Through tmux_prestart's client when there is one: it connected
+	 * while the caller read the database. */
+	memset(&r, 0, sizeof r);
+	if ((st = run_early(t, &a, NULL, &r, &e)) == -3)
+		st = run_full(t, &a, &r, &e);
+	else if (st == -1 && r.out == NULL)
+		st = -2;
 	strv_clear(&a);
 	if (st == -2 || (st == -1 && r.timed_out)) {
 		set_err(err, "%s", e);
