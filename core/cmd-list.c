@@ -2,6 +2,7 @@
 #include "cmd.h"
 #include "db.h"
 #include "json-out.h"
+#include "json-text.h"
 #include "project.h"
 #include "session.h"
 #include "text.h"
@@ -121,15 +122,19 @@ cmd_list_exec(struct hqt_app *app, int argc, char **argv)
 			keep[n++] = i;
 	db_project_free(proj);
 	if (json) {
-		json_t *a = json_array();
+		/* Written straight from the rows, no jansson tree (json-text.h). */
+		struct json_writer w;
+
+		jw_init(&w);
+		jw_open(&w, '[');
 		for (size_t k = 0; k < n; k++)
-			json_array_append_new(a, json_session(&l->v[keep[k]],
-							      session_status_name(st[keep[k]]),
-							      session_attention_name(st[keep[k]]), NULL));
+			json_session_write(&w, &l->v[keep[k]], session_status_name(st[keep[k]]),
+					   session_attention_name(st[keep[k]]));
+		jw_close(&w, ']');
 		free(keep);
 		free(st);
 		db_session_list_free(l);
-		return json_print(a) == 0 ? EXIT_OK : EXIT_FAIL;
+		return json_print_text(&w) == 0 ? EXIT_OK : EXIT_FAIL;
 	}
 	if (n > 0)
 		printf("%-4s %-16s %-12s %-8s %-12s %-9s %s\n", "#", "NICKNAME", "PROJECT",

@@ -4,17 +4,13 @@
 #include "json-text.h"
 #include "util.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-struct out {
-	char *b;
-	size_t n, cap;
-};
-
 static void
-grow(struct out *o, size_t more)
+grow(struct json_text_out *o, size_t more)
 {
 	if (o->n + more + 1 <= o->cap)
 		return;
@@ -24,7 +20,7 @@ grow(struct out *o, size_t more)
 }
 
 static void
-put(struct out *o, const char *s, size_t len)
+put(struct json_text_out *o, const char *s, size_t len)
 {
 	grow(o, len);
 	memcpy(o->b + o->n, s, len);
@@ -32,7 +28,7 @@ put(struct out *o, const char *s, size_t len)
 }
 
 static void
-newline(struct out *o, int depth)
+newline(struct json_text_out *o, int depth)
 {
 	grow(o, 1 + 2 * (size_t)depth);
 	o->b[o->n++] = '\n';
@@ -44,7 +40,7 @@ newline(struct out *o, int depth)
  * escaped (\uXXXX in capitals but for the five short ones), the rest, UTF-8
  * included, as it is (jansson's strings are valid UTF-8 already). */
 static void
-string(struct out *o, const char *s, size_t len)
+string(struct json_text_out *o, const char *s, size_t len)
 {
 	static const char hex[] = "0123456789ABCDEF";
 	size_t run = 0;
@@ -81,69 +77,193 @@ string(struct out *o, const char *s, size_t len)
 	put(o, "\"", 1);
 }
 
-/* 0, or -1 for what this writer leaves to jansson (reals). */
-static int
-value(struct out *o, const json_t *v, int depth)
+/* ---- the writer ---- */
+
+void
+jw_init(struct json_writer *w)
+{
+	memset(w, 0, sizeof *w);
+}
+
+/* Before a value: its separator and line, in an array; nothing after a
+ * key, whose line jw_key wrote. */
+static void
+before_value(struct json_writer *w)
+{
+	if (w->depth == 0 || w->after_key) {
+		w->after_key = false;
+		return;
+	}
+	if (!w->first[w->depth])
+		put(&w->o, ",", 1);
+	w->first[w->depth] = false;
+	newline(&w->o, w->depth);
+}
+
+void
+jw_open(struct json_writer *w, char c)
+{
+	before_value(w);
+	put(&w->o, c == '{' ? "{" : "[", 1);
+	if (w->depth + 1 < JW_MAX_DEPTH)
+		w->depth++;
+	w->first[w->depth] = true;
+}
+
+void
+jw_close(struct json_writer *w, char c)
+{
+	bool empty = w->first[w->depth];
+
+	if (w->depth > 0)
+		w->depth--;
+	if (!empty)
+		newline(&w->o, w->depth);
+	put(&w->o, c == '}' ? "}" : "]", 1);
+}
+
+void
+jw_key(struct json_writer *w, const char *key)
+{
+	if (!w->first[w->depth])
+		put(&w->o, ",", 1);
+	w->first[w->depth] = false;
+	newline(&w->o, w->depth);
+	string(&w->o, key, strlen(key));
+	put(&w->o, ": ", 2);
+	w->after_key = true;
+}
+
+/* jansson's own test (utf8_check_string): no overlong form, surrogate or
+ * code point past U+10FFFF, no bytes cut short. */
+static bool
+utf8_ok(const char *s, size_t len)
+{
+	const unsigned char *p = (const unsigned char *)s, *end = p + len;
+
+	while (p < end) {
+		unsigned c = *p, cp;
+		size_t n;
+
+		if (c < 0x80) {
+			p++;
+			continue;
+		}
+		if (c >= 0xc2 && c <= 0xdf)
+			n = 1, cp = c & 0x1f;
+		else if (c >= 0xe0 && c <= 0xef)
+			n = 2, cp = c & 0x0f;
+		else if (c >= 0xf0 && c <= 0xf4)
+			n = 3, cp = c & 0x07;
+		else
+			return false;
+		if ((size_t)(end - p) <= n)
+			return false;
+		for (size_t i = 1; i <= n; i++) {
+			if ((p[i] & 0xc0) != 0x80)
+				return false;
+			cp = (cp << 6) | (p[i] & 0x3f);
+		}
+		if ((n == 2 && cp < 0x800) || (n == 3 && cp < 0x10000) || cp > 0x10ffff ||
+		    (cp >= 0xd800 && cp <= 0xdfff))
+			return false;
+		p += n + 1;
+	}
+	return true;
+}
+
+void
+jw_str(struct json_writer *w, const char *s)
+{
+	size_t len;
+
+	if (s == NULL) {
+		jw_null(w);
+		return;
+	}
+	before_value(w);
+	len = strlen(s);
+	if (utf8_ok(s, len)) {
+		string(&w->o, s, len);
+		return;
+	}
+	/* As json_string_or_null: a lossy copy rather than no document. */
+	char *copy = xstrdup(s);
+	for (char *c = copy; *c; c++)
+		if ((unsigned char)*c >= 0x80)
+			*c = '?';
+	string(&w->o, copy, len);
+	free(copy);
+}
+
+void
+jw_int(struct json_writer *w, long long v)
 {
 	char num[32];
-	int len;
+	int len = snprintf(num, sizeof num, "%lld", v);
 
+	before_value(w);
+	put(&w->o, num, (size_t)len);
+}
+
+void
+jw_bool(struct json_writer *w, bool v)
+{
+	before_value(w);
+	put(&w->o, v ? "true" : "false", v ? 4 : 5);
+}
+
+void
+jw_null(struct json_writer *w)
+{
+	before_value(w);
+	put(&w->o, "null", 4);
+}
+
+char *
+jw_finish(struct json_writer *w)
+{
+	grow(&w->o, 0);
+	w->o.b[w->o.n] = '\0';
+	return w->o.b;
+}
+
+/* 0, or -1 for what this writer leaves to jansson (reals). */
+static int
+value(struct json_writer *w, const json_t *v)
+{
 	switch (json_typeof(v)) {
 	case JSON_OBJECT: {
 		const char *key;
 		json_t *child;
-		bool first = true;
 
-		if (json_object_size(v) == 0) {
-			put(o, "{}", 2);
-			return 0;
-		}
-		put(o, "{", 1);
+		jw_open(w, '{');
 		/* Insertion order: what JSON_PRESERVE_ORDER gives (and jansson
 		 * 2.14's objects keep anyway). */
 		json_object_foreach((json_t *)v, key, child) {
-			if (!first)
-				put(o, ",", 1);
-			first = false;
-			newline(o, depth + 1);
-			string(o, key, strlen(key));
-			put(o, ": ", 2);
-			if (value(o, child, depth + 1) != 0)
+			jw_key(w, key);
+			if (value(w, child) != 0)
 				return -1;
 		}
-		newline(o, depth);
-		put(o, "}", 1);
+		jw_close(w, '}');
 		return 0;
 	}
-	case JSON_ARRAY: {
-		size_t n = json_array_size(v);
-
-		if (n == 0) {
-			put(o, "[]", 2);
-			return 0;
-		}
-		put(o, "[", 1);
-		for (size_t i = 0; i < n; i++) {
-			if (i > 0)
-				put(o, ",", 1);
-			newline(o, depth + 1);
-			if (value(o, json_array_get(v, i), depth + 1) != 0)
+	case JSON_ARRAY:
+		jw_open(w, '[');
+		for (size_t i = 0; i < json_array_size(v); i++)
+			if (value(w, json_array_get(v, i)) != 0)
 				return -1;
-		}
-		newline(o, depth);
-		put(o, "]", 1);
+		jw_close(w, ']');
 		return 0;
-	}
 	case JSON_STRING:
-		string(o, json_string_value(v), json_string_length(v));
+		/* jansson's strings are valid UTF-8 already. */
+		before_value(w);
+		string(&w->o, json_string_value(v), json_string_length(v));
 		return 0;
-	case JSON_INTEGER:
-		len = snprintf(num, sizeof num, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-		put(o, num, (size_t)len);
-		return 0;
-	case JSON_TRUE: put(o, "true", 4); return 0;
-	case JSON_FALSE: put(o, "false", 5); return 0;
-	case JSON_NULL: put(o, "null", 4); return 0;
+	case JSON_INTEGER: jw_int(w, (long long)json_integer_value(v)); return 0;
+	case JSON_TRUE: jw_bool(w, true); return 0;
+	case JSON_FALSE: jw_bool(w, false); return 0;
+	case JSON_NULL: jw_null(w); return 0;
 	default: return -1;
 	}
 }
@@ -151,15 +271,14 @@ value(struct out *o, const json_t *v, int depth)
 char *
 json_text(const json_t *doc)
 {
-	struct out o = { NULL, 0, 0 };
+	struct json_writer w;
 
 	if (doc == NULL)
 		return NULL;
-	if (value(&o, doc, 0) != 0) {
-		free(o.b);
+	jw_init(&w);
+	if (value(&w, doc) != 0) {
+		free(w.o.b);
 		return json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	}
-	grow(&o, 0);
-	o.b[o.n] = '\0';
-	return o.b;
+	return jw_finish(&w);
 }

@@ -223,3 +223,58 @@ Test(util, json_text_is_janssons_indented_form)
 	}
 	cr_expect_null(json_text(NULL));
 }
+
+/* The writer (jw_*) prints what jansson prints for the same document, and
+ * a string that is not valid UTF-8 as json_string_or_null keeps it: bytes
+ * from 0x80 up as '?' (an overlong form, a surrogate, a byte cut short). */
+Test(util, json_writer_is_janssons_form_and_lossy_like_it)
+{
+	static const char *const bad[] = { "a\xc0\xafz", "a\xed\xa0\x80z", "a\xe6\x97z",
+					   "\xff", "ok \xe6\x97\xa5" };
+	struct json_writer w;
+	json_t *doc = json_array(), *o = json_object();
+	char *want, *got;
+
+	jw_init(&w);
+	jw_open(&w, '[');
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		json_t *j = json_string(bad[i]);
+
+		if (j == NULL) {
+			char *copy = xstrdup(bad[i]);
+			for (char *c = copy; *c; c++)
+				if ((unsigned char)*c >= 0x80)
+					*c = '?';
+			j = json_string(copy);
+			free(copy);
+		}
+		json_array_append_new(doc, j);
+		jw_str(&w, bad[i]);
+	}
+	jw_open(&w, '{');
+	jw_key(&w, "e");
+	jw_open(&w, '[');
+	jw_close(&w, ']');
+	jw_key(&w, "n");
+	jw_str(&w, NULL);
+	jw_key(&w, "i");
+	jw_int(&w, -7);
+	jw_key(&w, "b");
+	jw_bool(&w, false);
+	jw_close(&w, '}');
+	jw_open(&w, '{');
+	jw_close(&w, '}');
+	jw_close(&w, ']');
+	json_object_set_new(o, "e", json_array());
+	json_object_set_new(o, "n", json_null());
+	json_object_set_new(o, "i", json_integer(-7));
+	json_object_set_new(o, "b", json_false());
+	json_array_append_new(doc, o);
+	json_array_append_new(doc, json_object());
+	want = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	got = jw_finish(&w);
+	cr_expect_str_eq(got, want);
+	free(want);
+	free(got);
+	json_decref(doc);
+}
