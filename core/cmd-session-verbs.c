@@ -320,11 +320,15 @@ sync_one(struct hqt_app *app, const struct db_session *s, char **err)
 		       im.how == GITSTORE_REWRITTEN ? " (the agent rewrote it; the old tip is "
 						       "in its reflog)" : "");
 		break;
-	case GITSTORE_NOT_MOVED:
+	case GITSTORE_NOT_MOVED: {
+		char *mirror = gitstore_mirror_ref(s->git_store, s->branch);
+		char *m = text_escape(mirror, 200);
 		printf("%lld: diverged: %s has commits the agent's branch lacks, so it did not "
-		       "move; the agent's tip %.12s is fetched (hqt show %lld)\n", s->id, b, im.tip,
-		       s->id);
+		       "move; the agent's tip %.12s is %s (git merge it)\n", s->id, b, im.tip, m);
+		free(m);
+		free(mirror);
 		break;
+	}
 	}
 	for (size_t i = 0; i < im.lines.n; i++)
 		printf("  %s\n", im.lines.v[i]);

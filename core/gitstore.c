@@ -265,6 +265,15 @@ hidden_prefix(const char *dir)
 	return xasprintf("refs/hqt/%s/", b != NULL ? b + 1 : dir);
 }
 
+char *
+gitstore_mirror_ref(const char *dir, const char *branch)
+{
+	char *prefix = hidden_prefix(dir), *out = xasprintf("%sheads/%s", prefix, branch);
+
+	free(prefix);
+	return out;
+}
+
 /* ---- making a store ---- */
 
 /* A config value git reads back as written: quoted, \ and " escaped; a
@@ -594,6 +603,12 @@ static const char *const how_names[] = {
 	[GITSTORE_REWRITTEN] = "rewritten",
 	[GITSTORE_NOT_MOVED] = "diverged",
 };
+
+const char *
+gitstore_how_name(enum gitstore_how h)
+{
+	return how_names[h];
+}
 
 /* The agent's tip of branch in the store at dir, and where its HEAD is. */
 static int
@@ -1105,7 +1120,8 @@ gitstore_sync(const struct gitstore_at *at, struct gitstore_import *out, char **
 	}
 	if (prom[0] == '\0')
 		snprintf(prom, sizeof prom, "%s", cur);
-	if (strcmp(cur, out->tip) == 0) {
+	if (strcmp(cur, out->tip) == 0 || (cur[0] != '\0' && is_ancestor(at->repo, out->tip, cur))) {
+		/* On the branch already (the user merged it, say). */
 		out->how = GITSTORE_NOTHING;
 	} else if (cur[0] != '\0' && (strcmp(cur, prom) == 0 || is_ancestor(at->repo, cur, out->tip))) {
 		/* The branch moves: a fast-forward, or the agent's own rewrite of

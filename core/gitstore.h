@@ -55,6 +55,10 @@ bool gitstore_supported(char **why);
 int gitstore_make(const char *repo, const char *worktree, const char *branch, const char *base,
 		  const char *parent, long long id, char **dir, char **err);
 
+/* refs/hqt/<S>/heads/<branch>: the agent's branch as last fetched, in the
+ * repository.  Caller frees. */
+char *gitstore_mirror_ref(const char *dir, const char *branch);
+
 /* S/git and S/gitfile.  Caller frees. */
 char *gitstore_git(const char *dir);
 char *gitstore_gitfile(const char *dir);
@@ -101,6 +105,7 @@ struct gitstore_import {
 	struct strv flags;     /* what deserves a look before acting on it, escaped */
 };
 #define GITSTORE_SHOWN 20
+const char *gitstore_how_name(enum gitstore_how h);  /* "fast-forward", ... */
 void gitstore_import_clear(struct gitstore_import *im);
 
 /*
