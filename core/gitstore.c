@@ -1107,7 +1107,7 @@ gitstore_sync(const struct gitstore_at *at, struct gitstore_import *out, char **
 				 * matched the old tip (git's two-tree merge: a change
 				 * you staged there stays, or nothing changes); the
 				 * files are the agent's already. */
-				const char *rt[] = { "read-tree", "-m", cur, out->tip, NULL };
+				const char *rt[] = { "read-tree", "-m", "-i", cur, out->tip, NULL };
 				spawn_result_free(&r);
 				(void)git_run(at->worktree, rt, &r, NULL);
 			}
