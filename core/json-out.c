@@ -1,5 +1,6 @@
 /* json-out.c: printing --json documents the same way everywhere. */
 #include "json-out.h"
+#include "gitstore.h"
 #include "json-text.h"
 
 #include <string.h>
@@ -136,6 +137,25 @@ json_session_write(struct json_writer *w, const struct db_session *s, const char
 	jw_str(w, s->worktree);
 	jw_key(w, "branch");
 	jw_str(w, s->branch);
+	if (s->git_store != NULL && s->branch != NULL) {
+		/* Read as data: no git runs in the store (gitstore.h). */
+		struct gitstore_at at = { s->project_path, s->worktree, s->git_store, s->branch,
+					  NULL };
+		struct gitstore_look look;
+
+		gitstore_look(&at, &look);
+		jw_key(w, "git_store");
+		jw_open(w, '{');
+		jw_key(w, "path");
+		jw_str(w, s->git_store);
+		jw_key(w, "state");
+		jw_str(w, gitstore_state_name(look.state));
+		jw_key(w, "tip");
+		jw_str(w, look.tip[0] ? look.tip : NULL);
+		jw_key(w, "head_elsewhere");
+		jw_str(w, look.head[0] ? look.head : NULL);
+		jw_close(w, '}');
+	}
 	jw_close(w, '}');
 }
 
