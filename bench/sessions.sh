@@ -22,7 +22,8 @@
 #
 # Environment: HQT (default build/bin/hqt), BENCH_TIMER (default: bench-timer
 # beside HQT), SESSIONS (default 100), RUNS (default 30), WARMUP (default 3),
-# PAIRS (default "list new listev": which pairs to run).  Everything runs on a
+# PAIRS (default "list new listev": which pairs to run), REPEAT (default 1:
+# each pair that many times over, in the same world).  Everything runs on a
 # private tmux server under a temporary HOME, removed at the end.
 set -euo pipefail
 
@@ -33,6 +34,7 @@ SESSIONS=${SESSIONS:-100}
 RUNS=${RUNS:-30}
 WARMUP=${WARMUP:-3}
 PAIRS=${PAIRS:-list new listev}
+REPEAT=${REPEAT:-1}
 TIMER=${BENCH_TIMER:-$(dirname "$HQT")/bench-timer}
 
 [ -x "$HQT" ] || { echo "sessions-bench: no hqt at $HQT (build first, or set HQT)" >&2; exit 1; }
@@ -77,10 +79,12 @@ want() { case " $PAIRS " in *" $1 "*) return 0 ;; esac; return 1; }
 
 # pair NAME GOAL LABEL_A LABEL_B SERVER_PID CMD_A... --vs CMD_B...
 pair() {
-	local name=$1 goal=$2 la=$3 lb=$4 spid=$5
+	local name=$1 goal=$2 la=$3 lb=$4 spid=$5 r
 	shift 5
-	"$TIMER" -n "$RUNS" -w "$WARMUP" -g "$goal" -k "$name" -a "$la" -b "$lb" -s "$spid" "$@"
-	echo
+	for ((r = 0; r < REPEAT; r++)); do
+		"$TIMER" -n "$RUNS" -w "$WARMUP" -g "$goal" -k "$name" -a "$la" -b "$lb" -s "$spid" "$@"
+		echo
+	done
 }
 
 echo "hqt sessions bench: $HQT"

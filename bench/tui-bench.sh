@@ -18,7 +18,8 @@
 #              10 and with 100 sessions.  Needs valgrind.
 #
 # Environment: HQT (default build/bin/hqt), SESSIONS (default 100),
-# IDLE_SECONDS, KEYS (default 20).  Everything runs on a private tmux server
+# IDLE_SECONDS, KEYS (default 20), ROUNDS (default 1: idle measured that
+# many times over, each span without the TUI then with a TUI started anew).  Everything runs on a private tmux server
 # under a temporary HOME, removed at the end.
 set -eu
 
@@ -27,6 +28,7 @@ HQT=${HQT:-$here/../build/bin/hqt}
 HQT=$(cd "$(dirname "$HQT")" && pwd)/$(basename "$HQT")
 SESSIONS=${SESSIONS:-100}
 IDLE_SECONDS=${IDLE_SECONDS:-60}
+ROUNDS=${ROUNDS:-1}
 KEYS=${KEYS:-20}
 mode=${1:-all}
 
@@ -92,6 +94,14 @@ ticks() {  # utime stime cutime cstime of a pid, in clock ticks
 }
 
 idle() {
+	round=0
+	while [ "$round" -lt "$ROUNDS" ]; do
+		round=$((round + 1))
+		idle_once
+	done
+}
+
+idle_once() {
 	sessions "$SESSIONS"
 	spid=$(tm display -p '#{pid}')
 	hz=$(getconf CLK_TCK)
