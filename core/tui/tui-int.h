@@ -43,6 +43,8 @@ struct tui {
 	bool pids_ok;                       /* every live pane has its pidfd */
 	struct { pid_t pid; int fd; } *pids;
 	size_t npids, pids_cap;
+	pid_t ended[16];                    /* pidfds that fired, panes not dead yet */
+	size_t nended;
 };
 
 /* A change tmux, a file or a process told of is read this long after the
@@ -50,6 +52,9 @@ struct tui {
  * OUTPUT_MS. */
 #define TUI_EVENT_MS  100
 #define TUI_OUTPUT_MS 500
+/* A pane's process ended: read at once, then this often until tmux has
+ * reaped it and the pane reads dead. */
+#define TUI_REAP_MS   50
 
 /* refresh.c */
 /* Read projects, sessions and their live status into the state.  Returns

@@ -104,6 +104,17 @@ tui_watch_schedule(struct tui *t, long long now, long long gap)
 static void
 pids_sync(struct tui *t, long long now)
 {
+	/* An ended process whose pane reads dead (or is gone) is done with. */
+	for (size_t i = 0; i < t->nended;) {
+		bool alive = false;
+
+		for (size_t j = 0; j < t->panes.n && !alive; j++)
+			alive = !t->panes.v[j].dead && t->panes.v[j].pid == t->ended[i];
+		if (alive)
+			i++;
+		else
+			t->ended[i] = t->ended[--t->nended];
+	}
 	for (size_t i = 0; i < t->npids;) {
 		bool listed = false;
 
@@ -127,6 +138,15 @@ pids_sync(struct tui *t, long long now)
 			have = t->pids[i].pid == p->pid;
 		if (have)
 			continue;
+		/* Its pidfd fired and tmux still lists it alive: it has not
+		 * reaped it yet.  Read again soon, without a new pidfd (it
+		 * would fire at once, a zombie's). */
+		for (size_t i = 0; i < t->nended && !have; i++)
+			have = t->ended[i] == (pid_t)p->pid;
+		if (have) {
+			tui_watch_schedule(t, now, TUI_REAP_MS);
+			continue;
+		}
 		fd = (int)syscall(SYS_pidfd_open, (pid_t)p->pid, 0);
 		if (fd < 0) {
 			if (errno == ESRCH)  /* gone already: tmux will say so */
@@ -229,11 +249,13 @@ tui_watch_handle(struct tui *t, const struct pollfd *p, size_t n, long long now)
 			for (int e = 0; e < k; e++)
 				for (size_t j = 0; j < t->npids; j++)
 					if (t->pids[j].fd == ev[e].data.fd) {
+						if (t->nended < ARRAY_SIZE(t->ended))
+							t->ended[t->nended++] = t->pids[j].pid;
 						pids_forget(t, j);
 						break;
 					}
 			if (k > 0)
-				tui_watch_schedule(t, now, TUI_EVENT_MS);
+				tui_watch_schedule(t, now, 0);
 		}
 	}
 }
