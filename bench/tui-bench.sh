@@ -110,6 +110,7 @@ idle_once() {
 	b0=$(ns "$spid"); bt0=$(date +%s.%N)
 	sleep "$IDLE_SECONDS"
 	b1=$(ns "$spid"); bt1=$(date +%s.%N)
+	rm -f "$root/stats"  # written (appended) by each TUI at its end
 	tm new-session -d -s tui -x 100 -y 30 env HQT_TUI_STATS="$root/stats" "$HQT" tui
 	wait_screen "s1 "
 	[ "${PREVIEW:-on}" = on ] || { tm send-keys -t tui v; wait_screen "v preview"; }
