@@ -1,0 +1,452 @@
+/* test-gitstore.c: a sandboxed session's private git store and the import
+ * of its commits (SPEC §12 "Commits from a sandbox", issue 22), with the real
+ * git, bwrap and tmux.  Each attack is made by the agent inside a real
+ * sandboxed session (the generic harness runs a bash script the test
+ * writes), each with a control that shows the payload works where the
+ * protection is not in the way, and the effect is looked for where it would
+ * land: the repository's refs and objects, marker files, the worktree's
+ * real .git.
+ *
+ * The agent's script talks to the test in steps: it writes .t/ready-N in
+ * its worktree and waits for .t/go-N (the directory .t is excluded from
+ * git status on both sides). */
+#include <criterion/criterion.h>
+#include <criterion/logging.h>
+#include <dirent.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "process.h"
+#include "support.h"
+
+static struct tenv te;
+static char *proj;    /* the project "p": a git repository with one commit */
+static char *script;  /* what the harness runs */
+static char *marks;   /* where a payload run on the host leaves its marker */
+
+/* The agent's script: a prelude, then body.  In body: $g is its git
+ * directory (the store), $c the repository's common directory (through
+ * the store's alternates), $b the session's branch, $base the commit it
+ * started from, `step N` hands over to the test, `try NAME CMD...`
+ * records "NAME ok" or "NAME FAIL: <stderr>". */
+static void
+agent(const char *body)
+{
+	write_file(script,
+		   fmt("#!/bin/bash\n"
+		       "mkdir -p .t; exec >>.t/log 2>&1\n"
+		       "export GIT_AUTHOR_NAME=agent GIT_AUTHOR_EMAIL=a@a "
+		       "GIT_COMMITTER_NAME=agent GIT_COMMITTER_EMAIL=a@a\n"
+		       "g=$(git rev-parse --absolute-git-dir); echo .t/ >> \"$g/info/exclude\"\n"
+		       "c=$(sed 's|/objects$||' \"$g/objects/info/alternates\")\n"
+		       "b=$(git symbolic-ref --short HEAD); base=$(git rev-parse HEAD)\n"
+		       "M='%s'\n"
+		       "step() { echo \"== step $1\"; : > .t/ready-$1; "
+		       "while [ ! -e .t/go-$1 ]; do sleep 0.02; done; }\n"
+		       "try() { local n=$1; shift; if \"$@\" 2>.t/err; then echo \"$n ok\"; "
+		       "else echo \"$n FAIL: $(head -c 300 .t/err)\"; fi; }\n"
+		       "%s\necho DONE\nsleep 1000\n", marks, body),
+		   0755);
+}
+
+static void
+setup(void)
+{
+	char *ini;
+	struct run r;
+
+	tenv_init(&te, "");
+	script = fmt("%s/bin/agent", te.root);
+	ini = fmt("[sessions]\nworktree_dir = %s/wt\n"
+		  "[harness.agent]\nplugin = generic\ncommand = %s\n", te.root, script);
+	write_file(fmt("%s/.config/hqt/hqt.ini", te.home),
+		   fmt("%s[hqt]\ntmux_socket = %s\n", ini, te.socket), 0644);
+	free(ini);
+	marks = fmt("%s/marks", te.root);
+	mkdir(marks, 0755);
+	proj = fmt("%s/proj", te.root);
+	mkdir(proj, 0755);
+	const char *init[] = { "sh", "-c",
+			       "cd \"$1\" && git init -q -b main && echo one > a.txt && "
+			       "git add a.txt && git -c user.name=t -c user.email=t@t commit -qm one && "
+			       "echo .t/ >> .git/info/exclude",
+			       "sh", proj, NULL };
+	run_argv(&r, &te, init, NULL);
+	cr_assert_eq(r.code, 0, "git init: %s", r.err);
+	run_free(&r);
+	run_ok(&te, "project", "add", "p", proj, NULL);
+}
+
+static void
+teardown(void)
+{
+	tenv_free(&te);
+	free(proj);
+	free(script);
+	free(marks);
+}
+
+TestSuite(gitstore, .init = setup, .fini = teardown, .timeout = 90);
+
+/* sh -c CMD in dir, its stdout (trailing blanks trimmed); the exit in *code
+ * when code is given, else asserted 0. */
+static char *
+sh_rc(const char *dir, const char *cmd, int *code)
+{
+	struct run r;
+	char *full = fmt("cd '%s' && %s", dir, cmd), *out;
+	const char *argv[] = { "bash", "-c", full, "sh", NULL };
+
+	run_argv(&r, &te, argv, NULL);
+	free(full);
+	if (code != NULL)
+		*code = r.code;
+	else
+		cr_assert_eq(r.code, 0, "%s: %s", cmd, r.err);
+	out = r.out;
+	r.out = NULL;
+	run_free(&r);
+	for (size_t n = strlen(out); n > 0 && (out[n - 1] == '\n' || out[n - 1] == ' ');)
+		out[--n] = '\0';
+	return out;
+}
+
+static char *
+sh(const char *dir, const char *cmd)
+{
+	return sh_rc(dir, cmd, NULL);
+}
+
+/* doctor's word on bubblewrap, with no harness on PATH. */
+static bool
+bwrap_ok(void)
+{
+	static const char *const tools[] = { "tmux", "bwrap", "env", "git", NULL };
+	struct run r;
+	json_t *j, *c;
+	size_t i;
+	bool ok = false;
+	char *bin = tools_dir(&te, tools);
+
+	tenv_put(&te, "PATH", bin);
+	run_hqt(&r, &te, "doctor", "--json", NULL);
+	tenv_put(&te, "PATH", TENV_PATH);
+	free(bin);
+	j = run_json(&r, "doctor --json");
+	run_free(&r);
+	json_array_foreach(json_object_get(j, "checks"), i, c)
+		if (strcmp(json_string_value(json_object_get(c, "name")), "bubblewrap") == 0)
+			ok = json_is_true(json_object_get(c, "ok"));
+	json_decref(j);
+	return ok;
+}
+
+/* A started sandboxed session: its id, worktree, branch and store. */
+struct sess {
+	long id;
+	char *ids;
+	char *wt;
+	char *branch;
+	char *store;   /* S */
+	char *git;     /* S/git */
+};
+
+static void
+start(struct sess *s)
+{
+	json_t *j, *g;
+
+	s->id = run_new(&te, "p", "agent", "--sandbox", NULL);
+	s->ids = fmt("%ld", s->id);
+	j = run_show(&te, s->ids);
+	cr_assert(json_is_string(json_object_get(j, "worktree")), "no worktree");
+	s->wt = strdup(json_string_value(json_object_get(j, "worktree")));
+	s->branch = strdup(json_string_value(json_object_get(j, "branch")));
+	g = json_object_get(j, "git_store");
+	cr_assert(json_is_object(g), "a sandboxed writable session in a worktree has a store");
+	s->store = strdup(json_string_value(json_object_get(g, "path")));
+	s->git = fmt("%s/git", s->store);
+	json_decref(j);
+}
+
+static void
+sess_free(struct sess *s)
+{
+	free(s->ids);
+	free(s->wt);
+	free(s->branch);
+	free(s->store);
+	free(s->git);
+}
+
+static char *
+agent_log(const struct sess *s)
+{
+	char *t = slurp(fmt("%s/.t/log", s->wt));
+	return t != NULL ? t : strdup("(no log)");
+}
+
+/* Wait for the agent's step n (20 s). */
+static void
+wait_step(const struct sess *s, int n)
+{
+	char *ready = fmt("%s/.t/ready-%d", s->wt, n);
+	struct stat st;
+	int i;
+
+	for (i = 0; i < 1000 && stat(ready, &st) != 0; i++)
+		sleep_ms(20);
+	cr_assert_eq(stat(ready, &st), 0, "the agent did not reach step %d:\n%s", n, agent_log(s));
+	free(ready);
+}
+
+static void
+go_step(const struct sess *s, int n)
+{
+	write_file(fmt("%s/.t/go-%d", s->wt, n), "", 0644);
+}
+
+/* The lines of the agent's log since its step from-1 (all when from is 1). */
+static bool
+logged(const struct sess *s, const char *what)
+{
+	char *log = agent_log(s);
+	bool yes = strstr(log, what) != NULL;
+
+	free(log);
+	return yes;
+}
+
+/* Run hqt ARGS (NULL-terminated) into r, in at most max_ms. */
+static void
+hqt_timed(struct run *r, int max_ms, const char *const *args)
+{
+	long long t0 = now_ms(), took;
+
+	run_hqtv(r, &te, args);
+	took = now_ms() - t0;
+	cr_expect(took < max_ms, "hqt %s %s took %lld ms", args[0], args[1] ? args[1] : "", took);
+}
+
+/* No byte a terminal acts on: C0 controls but newline and tab, DEL, and C1
+ * controls (raw, or UTF-8 encoded). */
+static bool
+clean_text(const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p != '\0'; p++) {
+		if ((*p < ' ' && *p != '\n' && *p != '\t') || *p == 0x7f)
+			return false;
+		if (*p == 0xc2 && p[1] >= 0x80 && p[1] <= 0x9f)
+			return false;
+		if (*p >= 0x80 && *p <= 0x9f && (p == (const unsigned char *)s || p[-1] < 0xc0))
+			return false;
+	}
+	return true;
+}
+
+/* The files under dir/objects (names and sizes), as one text, to compare. */
+static char *
+objects_of(const char *common)
+{
+	return sh(common, "find objects -type f -printf '%P %s\\n' | sort");
+}
+
+/* No file left of a refused import in the repository's objects. */
+static void
+expect_no_tmp(void)
+{
+	char *t = sh(proj, "find .git/objects -name 'tmp_*' -o -name '*.keep' | head -5");
+
+	cr_expect_str_eq(t, "", "left behind: %s", t);
+	free(t);
+}
+
+static int
+marks_count(void)
+{
+	DIR *d = opendir(marks);
+	struct dirent *de;
+	int n = 0;
+
+	cr_assert_not_null(d);
+	while ((de = readdir(d)) != NULL)
+		if (de->d_name[0] != '.') {
+			cr_log_warn("marker: %s", de->d_name);
+			n++;
+		}
+	closedir(d);
+	return n;
+}
+
+/* The pid of the session's pane (hqt-launch), for waiting on its end. */
+static pid_t
+pane_pid(const struct sess *s)
+{
+	struct run r;
+	pid_t pid;
+
+	run_tmux(&r, &te, "list-panes", "-t", fmt("hqt-%ld", s->id), "-F", "#{pane_pid}", NULL);
+	cr_assert_eq(r.code, 0, "%s", r.err);
+	pid = (pid_t)strtol(r.out, NULL, 10);
+	run_free(&r);
+	cr_assert_gt(pid, 1);
+	return pid;
+}
+
+/* hqt kill, then wait until the launcher is gone: it imports at the end. */
+static void
+kill_and_wait(const struct sess *s)
+{
+	pid_t pid = pane_pid(s);
+	int i;
+
+	run_ok(&te, "kill", s->ids, NULL);
+	for (i = 0; i < 1500 && kill(pid, 0) == 0; i++)
+		sleep_ms(20);
+	cr_assert_neq(kill(pid, 0), 0, "the launcher %d did not end", (int)pid);
+}
+
+/*
+ * Proof 1 (T8, T10, T9, T15): the agent commits, amends, rebases (rebase
+ * -i), branches, stashes and gc's inside; `hqt sync` gives the session's
+ * branch exactly the agent's tip and `git status` on the host stays clean.
+ * Then its own rewrite (amend) of a branch the user left alone moves it
+ * ("rewritten", the old tip in the reflog); the user committing on the
+ * branch and the agent rewriting it again: "diverged", nothing moves, and
+ * rm refuses.  Messages and a ref name with escape sequences print no raw
+ * control character through sync and show.
+ */
+Test(gitstore, commits_inside_reach_the_branch_exactly)
+{
+	struct sess s;
+	struct run r;
+	char *tip, *out, *userc;
+
+	if (!bwrap_ok())
+		cr_skip_test("no usable bubblewrap here");
+	agent("case \"$g\" in \"$c\"*) echo STORE IS REPO;; esac\n"
+	      "try COMMIT sh -c 'echo two >> a.txt && git commit -qam two'\n"
+	      "try AMEND sh -c 'echo amend >> a.txt && git commit -q --amend -am two-amended'\n"
+	      "try BRANCH sh -c 'git checkout -qb side && echo s > s.txt && git add s.txt && "
+	      "git commit -qm side && git checkout -q \"$0\"' \"$b\"\n"
+	      "try C3 sh -c 'echo 3 > b.txt && git add b.txt && git commit -qm three'\n"
+	      "try C4 sh -c 'echo 4 > c.txt && git add c.txt && git commit -qm four'\n"
+	      /* rebase -i: the editor swaps the two picks, a real rewrite */
+	      "try REBASE env GIT_SEQUENCE_EDITOR='sed -i -e 1h -e 1d -e 2G' git rebase -q -i HEAD~2\n"
+	      "test \"$(git log -2 --format=%s | tr '\\n' ,)\" = three,four, && echo ORDER ok\n"
+	      "try STASH sh -c 'echo dirty >> a.txt && git stash -q && test -z \"$(git status "
+	      "--porcelain)\" && git stash pop -q && git commit -qam stashed'\n"
+	      "try GC git gc -q\n"
+	      "test -f \"$g/packed-refs\" && echo PACKED ok\n"
+	      "try ESC git commit -q --allow-empty -m $'esc \\e[31mred\\e]52;c;aGk=\\a\\rCR \\xc2\\x9b2J'\n"
+	      "git rev-parse HEAD > .t/tip1\n"
+	      "try ODDHEAD git checkout -q -b $'odd\\xc2\\x9b31m'\n"
+	      "step 1\n"
+	      "git checkout -q \"$b\"\n"
+	      "try REWRITE git commit -q --amend --allow-empty -m rewritten-by-agent\n"
+	      "git rev-parse HEAD > .t/tip2\n"
+	      "step 2\n"
+	      "try AGAIN git commit -q --amend --allow-empty -m again\n"
+	      "git rev-parse HEAD > .t/tip3\n"
+	      "step 3\n");
+	start(&s);
+	wait_step(&s, 1);
+	{
+		char *log = agent_log(&s);
+		static const char *const want[] = { "COMMIT ok", "AMEND ok", "BRANCH ok", "C3 ok",
+						    "C4 ok", "REBASE ok", "ORDER ok", "STASH ok",
+						    "GC ok", "PACKED ok", "ESC ok", "ODDHEAD ok" };
+		cr_log_info("the agent:\n%s", log);
+		for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+			cr_expect(strstr(log, want[i]) != NULL, "%s:\n%s", want[i], log);
+		cr_expect(strstr(log, "STORE IS REPO") == NULL, "%s", log);
+		free(log);
+	}
+	tip = sh(s.wt, "cat .t/tip1");
+	/* nothing reached the repository by itself */
+	cr_expect_str_eq(sh(proj, fmt("git rev-parse %s", s.branch)), sh(proj, "git rev-parse main"));
+	run_hqt(&r, &te, "list", NULL);
+	cr_expect(strstr(r.out, "(commits to sync)") != NULL, "%s", r.out);
+	run_free(&r);
+
+	run_hqt(&r, &te, "sync", s.ids, NULL);
+	cr_expect_eq(r.code, 0, "%s%s", r.out, r.err);
+	cr_expect(strstr(r.out, "5 commits imported") != NULL, "%s", r.out);
+	cr_expect(clean_text(r.out) && clean_text(r.err), "sync printed a control character:\n%s",
+		  r.out);
+	cr_expect(strstr(r.out, "esc ") != NULL, "the escaped subject: %s", r.out);
+	run_free(&r);
+	cr_expect_str_eq(sh(proj, fmt("git rev-parse %s", s.branch)), tip);
+	cr_expect_str_eq(sh(proj, fmt("git log --format=%%s main..%s | tail -n +2 | tr '\\n' ,",
+				     s.branch)), "stashed,three,four,two-amended,");
+	cr_expect_str_eq(sh(proj, "git log -1 --format=%s main"), "one", "main never moves");
+	cr_expect_str_eq(sh(proj, "git for-each-ref --format='%(refname)' refs/heads/side"), "",
+			 "only the session's branch is imported");
+	cr_expect_str_eq(sh(s.wt, "git status --porcelain"), "", "the host's view of the worktree");
+	cr_expect_str_eq(sh(s.wt, "git rev-parse --git-dir"),
+			 sh(proj, fmt("cd .git/worktrees/%s && pwd", strrchr(s.wt, '/') + 1)),
+			 "the worktree's .git on the host names the repository");
+	run_hqt(&r, &te, "show", s.ids, NULL);
+	cr_expect_eq(r.code, 0, "%s", r.err);
+	cr_expect(clean_text(r.out), "show printed a control character:\n%s", r.out);
+	cr_expect(strstr(r.out, "agent's HEAD") != NULL, "the store's HEAD elsewhere: %s", r.out);
+	cr_expect(strstr(r.out, "5 commits, fast-forward") != NULL, "%s", r.out);
+	run_free(&r);
+	run_hqt(&r, &te, "show", "--json", s.ids, NULL);
+	cr_expect(clean_text(r.out), "show --json: %s", r.out);
+	run_free(&r);
+	/* the control: git itself prints them raw */
+	out = sh(proj, fmt("git log -1 --format=%%s %s", s.branch));
+	cr_expect(!clean_text(out), "control: the subject has no control character");
+	free(out);
+
+	/* the agent amends: its own rewrite of a branch nobody else touched */
+	go_step(&s, 1);
+	wait_step(&s, 2);
+	cr_expect(logged(&s, "REWRITE ok"));
+	run_hqt(&r, &te, "sync", s.ids, NULL);
+	cr_expect_eq(r.code, 0, "%s%s", r.out, r.err);
+	cr_expect(strstr(r.out, "rewrote it") != NULL, "%s", r.out);
+	run_free(&r);
+	cr_expect_str_eq(sh(proj, fmt("git rev-parse %s", s.branch)), sh(s.wt, "cat .t/tip2"));
+	cr_expect_str_eq(sh(proj, fmt("git rev-parse %s@{1}", s.branch)), tip, "the reflog");
+	cr_expect_str_eq(sh(s.wt, "git status --porcelain"), "");
+
+	/* the user commits on the branch, the agent rewrites it: diverged */
+	sh(s.wt, "git -c user.name=u -c user.email=u@u commit -q --allow-empty -m user");
+	userc = sh(proj, fmt("git rev-parse %s", s.branch));
+	go_step(&s, 2);
+	wait_step(&s, 3);
+	cr_expect(logged(&s, "AGAIN ok"));
+	run_hqt(&r, &te, "sync", s.ids, NULL);
+	cr_expect_neq(r.code, 0, "%s", r.out);
+	cr_expect(strstr(r.out, "diverged") != NULL, "%s%s", r.out, r.err);
+	run_free(&r);
+	cr_expect_str_eq(sh(proj, fmt("git rev-parse %s", s.branch)), userc, "nothing moves");
+	cr_expect_str_eq(sh(proj, fmt("git rev-parse refs/hqt/%s/heads/%s",
+				     strrchr(s.store, '/') + 1, s.branch)),
+			 sh(s.wt, "cat .t/tip3"), "the agent's tip is in the mirror ref");
+	run_hqt(&r, &te, "show", s.ids, NULL);
+	cr_expect(strstr(r.out, "diverged") != NULL, "%s", r.out);
+	run_free(&r);
+	run_hqt(&r, &te, "list", NULL);
+	cr_expect(strstr(r.out, "(diverged)") != NULL, "%s", r.out);
+	run_free(&r);
+	/* rm never drops it silently */
+	run_hqt(&r, &te, "rm", s.ids, NULL);
+	cr_expect_eq(r.code, 1, "rm dropped diverged commits: %s", r.out);
+	cr_expect(strstr(r.err, "diverged") != NULL, "%s", r.err);
+	run_free(&r);
+	struct stat st;
+	cr_expect_eq(stat(s.git, &st), 0, "the store is kept");
+	cr_expect_eq(stat(s.wt, &st), 0, "the worktree is kept");
+	free(userc);
+	free(tip);
+	sess_free(&s);
+}
