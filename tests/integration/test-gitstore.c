@@ -450,3 +450,294 @@ Test(gitstore, commits_inside_reach_the_branch_exactly)
 	free(tip);
 	sess_free(&s);
 }
+
+/*
+ * T14: strace -f over an hqt command: no git outside a bwrap (a host git)
+ * has its working directory, --git-dir, -C or GIT_DIR in the store, and no
+ * program under the store runs outside one.  Prints "violation ..." lines
+ * and "inside N": how many gits ran in the store inside bwrap (the serve
+ * sandbox's upload-pack, which shows the check sees them).
+ */
+static const char T14_PY[] =
+	"import re,sys,os\n"
+	"store=os.path.realpath(sys.argv[1]); log=sys.argv[2]\n"
+	"def under(p):\n"
+	"  p=os.path.normpath(p); return p==store or p.startswith(store+'/')\n"
+	"parent={}; cwd={}; inside=set(); n=0; bad=[]; root=None\n"
+	"spawn=re.compile(r'^(\\d+) (?:<\\.\\.\\. )?(?:clone3?|v?fork)\\b.*= (\\d+)$')\n"
+	"exe=re.compile(r'^(\\d+) execve\\(\"([^\"]*)\", \\[(.*?)\\], \\[(.*?)\\]')\n"
+	"cd=re.compile(r'^(\\d+) chdir\\(\"([^\"]*)\"\\) = 0$')\n"
+	"strs=re.compile(r'\"((?:[^\"\\\\]|\\\\.)*)\"')\n"
+	"for line in open(log, errors='replace'):\n"
+	"  line=line.rstrip('\\n')\n"
+	"  if root is None: root=line.split(' ',1)[0]\n"
+	"  m=spawn.match(line)\n"
+	"  if m:\n"
+	"    p,c=m.group(1),m.group(2); parent[c]=p; cwd[c]=cwd.get(p)\n"
+	"    if p in inside: inside.add(c)\n"
+	"    continue\n"
+	"  m=cd.match(line)\n"
+	"  if m:\n"
+	"    p=m.group(1); d=m.group(2)\n"
+	"    cwd[p]=d if d.startswith('/') else os.path.join(cwd.get(p) or '/', d)\n"
+	"    continue\n"
+	"  m=exe.match(line)\n"
+	"  if not m: continue\n"
+	"  p,path=m.group(1),m.group(2)\n"
+	"  argv=strs.findall(m.group(3)); env=strs.findall(m.group(4))\n"
+	"  base=os.path.basename(path)\n"
+	"  if base=='bwrap': inside.add(p)\n"
+	"  isgit=base=='git' or base.startswith('git-')\n"
+	"  hit=[]\n"
+	"  if under(path): hit.append('program '+path)\n"
+	"  if isgit:\n"
+	"    if cwd.get(p) and under(cwd[p]): hit.append('cwd '+cwd[p])\n"
+	"    for i,a in enumerate(argv):\n"
+	"      if a.startswith('--git-dir=') and under(a[10:]): hit.append(a)\n"
+	"      if a in ('--git-dir','-C') and i+1<len(argv) and under(argv[i+1]): hit.append(a+' '+argv[i+1])\n"
+	"      if a in ('upload-pack','receive-pack','upload-archive') and any(under(x) for x in argv[i+1:] if x.startswith('/')): hit.append(a+' in the store')\n"
+	"    for e in env:\n"
+	"      if e.startswith('GIT_DIR=') and under(e[8:]): hit.append(e)\n"
+	"  if not hit: continue\n"
+	"  if p in inside or (p not in parent and p!=root): n+=1\n"
+	"  else: bad.append('violation pid %s %s: %s' % (p, ' '.join(argv)[:300], '; '.join(hit)))\n"
+	"for b in bad: print(b)\n"
+	"print('inside %d' % n)\n";
+
+static bool
+have_strace(void)
+{
+	int code;
+	char *v = sh_rc(te.root, "strace -f -qq -o /dev/null true 2>&1", &code);
+
+	free(v);
+	return code == 0;
+}
+
+/* prog ARGS (prog NULL: hqt) under strace; the T14 verdict ("inside N"
+ * alone when clean). */
+static char *
+t14(const char *store, const char *prog, const char *const *args, int *code)
+{
+	static int n;
+	char *log = fmt("%s/strace-%d.log", te.root, n++), *py = fmt("%s/t14.py", te.root);
+	const char *argv[32] = { "strace", "-f", "-qq", "-v", "-s", "4096", "-e",
+				 "trace=execve,chdir,clone,clone3,fork,vfork", "-o", log,
+				 prog != NULL ? prog : hqt_bin() };
+	size_t i = 11;
+	struct run r;
+	char *verdict;
+
+	for (; *args != NULL && i < 31; args++)
+		argv[i++] = *args;
+	argv[i] = NULL;
+	run_argv(&r, &te, argv, NULL);
+	*code = r.code;
+	run_free(&r);
+	write_file(py, T14_PY, 0644);
+	verdict = sh(te.root, fmt("python3 '%s' '%s' '%s'", py, store, log));
+	free(py);
+	free(log);
+	return verdict;
+}
+
+/* What both sessions of hostile_store_runs_nothing_on_the_host do. */
+static const char HOSTILE[] =
+	"role=$(cat \"$(dirname \"$0\")/role\")\n"
+	"try INSIDE touch \"$M/inside\"\n"
+	"if [ \"$role\" = hostile ]; then\n"
+	"  try C1 sh -c 'echo h1 > h.txt && git add h.txt && git commit -qm hostile-1'\n"
+	"  mkdir -p \"$g/hooks\" \"$g/evilhooks\"\n"
+	"  for h in applypatch-msg pre-applypatch post-applypatch pre-commit pre-merge-commit "
+	"prepare-commit-msg commit-msg post-commit pre-rebase post-checkout post-merge pre-push "
+	"pre-receive update proc-receive post-receive post-update reference-transaction "
+	"push-to-checkout pre-auto-gc post-rewrite sendemail-validate fsmonitor-watchman "
+	"post-index-change; do\n"
+	"    for d in hooks evilhooks; do\n"
+	"      printf '#!/bin/sh\\ntouch \"%s/hook-%s-%s\"\\nexit 0\\n' \"$M\" $d $h > \"$g/$d/$h\"\n"
+	"      chmod +x \"$g/$d/$h\"\n"
+	"    done\n"
+	"  done\n"
+	"  cat >> \"$g/config\" <<EOF\n"
+	"[core]\n"
+	"\tfsmonitor = \"touch $M/fsmonitor; false\"\n"
+	"\thooksPath = $g/evilhooks\n"
+	"\tpager = \"touch $M/pager; cat\"\n"
+	"\tsshCommand = \"touch $M/ssh; false\"\n"
+	"\talternateRefsCommand = \"touch $M/altrefs; true\"\n"
+	"\teditor = \"touch $M/editor; true\"\n"
+	"\tgitProxy = \"touch $M/gitproxy; false\"\n"
+	"\taskPass = \"touch $M/askpass; false\"\n"
+	"[uploadpack]\n"
+	"\tpackObjectsHook = \"touch $M/pohook; false\"\n"
+	"[include]\n"
+	"\tpath = extra.cfg\n"
+	"[credential]\n"
+	"\thelper = \"!touch $M/cred\"\n"
+	"[diff]\n"
+	"\texternal = \"touch $M/diffext; true\"\n"
+	"[gc]\n"
+	"\tauto = 1\n"
+	"[pack]\n"
+	"\tthreads = 1\n"
+	"EOF\n"
+	"  printf '[uploadpack]\\n\\tpackObjectsHook = \"touch %s/pohook-include; false\"\\n"
+	"[core]\\n\\tpager = \"touch %s/pager-include; cat\"\\n' \"$M\" \"$M\" > \"$g/extra.cfg\"\n"
+	"  git config --get-all uploadpack.packObjectsHook >/dev/null && echo PLANTED ok\n"
+	"  step 1\n"
+	/* everything still planted: the import at the end brings this one */
+	"  try C2 git -c core.hooksPath=/dev/null -c core.fsmonitor=false commit -q --allow-empty -m hostile-2\n"
+	"  git rev-parse HEAD > .t/tip2\n"
+	"  step 2\n"
+	"else\n"
+	/* E3: a partial clone whose promisor remote's upload-pack is the
+	 * payload, and a blob the branch needs gone */
+	"  try LAZY sh -c 'echo lazy-$$-$RANDOM > lazy.txt && git add lazy.txt && git commit -qm lazy'\n"
+	"  blob=$(git rev-parse HEAD:lazy.txt)\n"
+	"  try DELETED rm \"$g/objects/${blob:0:2}/${blob:2}\"\n"
+	"  git config core.repositoryformatversion 1 && git config extensions.partialClone evil &&\n"
+	"  git config remote.evil.url /nonexistent-evil && git config remote.evil.promisor true &&\n"
+	"  git config remote.evil.uploadpack \"touch $M/lazy; git-upload-pack\" && echo TRAP ok\n"
+	"  step 1\n"
+	"fi\n";
+
+/*
+ * Proof 2 (T1, T2, T14): a store whose configuration and hooks set
+ * everything git would run, and a promisor-remote lazy-fetch trap; hqt's
+ * sync, show, list, rm and the import at kill run none of it (marker
+ * files), with GIT_NO_LAZY_FETCH=0 in hqt's environment, and no host git
+ * runs in the store (strace).  The controls: a plain host git status in the
+ * store runs the fsmonitor payload; a plain host fetch from the trap, with
+ * that environment, runs the lazy-fetch payload.
+ */
+Test(gitstore, hostile_store_runs_nothing_on_the_host)
+{
+	struct sess a, l;
+	struct run r;
+	int code;
+	bool strace = have_strace();
+	char *role = fmt("%s/bin/role", te.root), *v;
+
+	if (!bwrap_ok())
+		cr_skip_test("no usable bubblewrap here");
+	/* before anything starts: tmux's server and the launchers inherit it */
+	tenv_put(&te, "GIT_NO_LAZY_FETCH", "0");
+	agent(HOSTILE);
+	write_file(role, "hostile\n", 0644);
+	start(&a);
+	wait_step(&a, 1);
+	cr_expect(logged(&a, "C1 ok") && logged(&a, "PLANTED ok"), "%s", agent_log(&a));
+	cr_expect(logged(&a, "INSIDE FAIL"), "the markers' directory is the host's only:\n%s",
+		  agent_log(&a));
+
+	{
+		const char *args[] = { "sync", a.ids, NULL };
+		if (strace) {
+			v = t14(a.git, NULL, args, &code);
+			cr_expect_eq(code, 0, "sync under strace");
+			cr_expect(strstr(v, "violation") == NULL, "%s", v);
+			cr_expect(strncmp(v, "inside 0", 8) != 0 && strncmp(v, "inside ", 7) == 0,
+				  "control: strace saw no upload-pack in the store: %s", v);
+			free(v);
+		} else {
+			run_hqtv(&r, &te, args);
+			cr_expect_eq(r.code, 0, "%s", r.err);
+			run_free(&r);
+		}
+	}
+	cr_expect_str_eq(sh(proj, fmt("git log -1 --format=%%s %s", a.branch)), "hostile-1");
+	{
+		static const char *const verbs[][4] = { { "show", NULL }, { "show", "--json", NULL },
+							{ "list", NULL }, { "list", "--json", NULL },
+							{ "rm", NULL } };
+		for (size_t i = 0; i < sizeof verbs / sizeof verbs[0]; i++) {
+			const char *args[5] = { verbs[i][0], NULL, NULL, NULL, NULL };
+			size_t n = 1;
+			for (size_t k = 1; k < 4 && verbs[i][k] != NULL; k++)
+				args[n++] = verbs[i][k];
+			if (strcmp(args[0], "show") == 0 || strcmp(args[0], "rm") == 0)
+				args[n++] = a.ids;
+			if (strace) {
+				v = t14(a.git, NULL, args, &code);
+				cr_expect(strstr(v, "violation") == NULL, "%s: %s", args[0], v);
+				free(v);
+			} else {
+				run_hqtv(&r, &te, args);
+				code = r.code;
+				run_free(&r);
+			}
+			/* rm: the imported commit is on no other branch */
+			cr_expect_eq(code, strcmp(args[0], "rm") == 0 ? 1 : 0, "hqt %s", args[0]);
+		}
+	}
+	cr_expect_eq(marks_count(), 0, "a plant ran on the host");
+
+	/* the import at the end, by the launcher, in the same environment */
+	go_step(&a, 1);
+	wait_step(&a, 2);
+	cr_expect(logged(&a, "C2 ok"), "%s", agent_log(&a));
+	kill_and_wait(&a);
+	cr_expect_str_eq(sh(proj, fmt("git rev-parse %s", a.branch)), sh(a.wt, "cat .t/tip2"),
+			 "the import at kill brought the last commit");
+	cr_expect_eq(marks_count(), 0, "a plant ran on the host");
+
+	/* the lazy-fetch trap */
+	write_file(role, "lazy\n", 0644);
+	start(&l);
+	wait_step(&l, 1);
+	cr_expect(logged(&l, "LAZY ok") && logged(&l, "DELETED ok") && logged(&l, "TRAP ok"),
+		  "%s", agent_log(&l));
+	{
+		const char *args[] = { "sync", l.ids, NULL };
+		if (strace) {
+			v = t14(l.git, NULL, args, &code);
+			cr_expect(strstr(v, "violation") == NULL, "%s", v);
+			free(v);
+		} else {
+			run_hqtv(&r, &te, args);
+			code = r.code;
+			run_free(&r);
+		}
+		cr_expect_neq(code, 0, "a store missing a blob imported");
+	}
+	run_hqt(&r, &te, "show", l.ids, NULL);
+	cr_expect_eq(r.code, 0, "%s", r.err);
+	run_free(&r);
+	run_hqt(&r, &te, "list", NULL);
+	cr_expect_eq(r.code, 0, "%s", r.err);
+	run_free(&r);
+	run_hqt(&r, &te, "rm", l.ids, NULL);
+	cr_expect_eq(r.code, 1, "rm dropped commits it could not import: %s", r.err);
+	cr_expect(strstr(r.err, "could not import") != NULL, "%s", r.err);
+	run_free(&r);
+	kill_and_wait(&l);
+	cr_expect_str_eq(sh(proj, fmt("git rev-parse %s", l.branch)), sh(proj, "git rev-parse main"),
+			 "nothing of the trap imported");
+	cr_expect_eq(marks_count(), 0, "a plant ran on the host");
+
+	/* the controls, from outside: the payloads are live */
+	struct stat st;
+	{
+		char *gd = fmt("--git-dir=%s", a.git), *wt = fmt("--work-tree=%s", a.wt);
+		const char *args[] = { gd, wt, "status", NULL };
+		if (strace) {
+			v = t14(a.git, "git", args, &code);
+			cr_expect(strstr(v, "violation") != NULL,
+				  "control: strace saw no host git in the store: %s", v);
+			free(v);
+		} else {
+			sh(te.root, fmt("git '%s' '%s' status >/dev/null 2>&1; true", gd, wt));
+		}
+		free(gd);
+		free(wt);
+	}
+	cr_expect_eq(stat(fmt("%s/fsmonitor", marks), &st), 0,
+		     "control: a host git status in the store did not run its fsmonitor");
+	sh(te.root, fmt("git init -q --bare ctl.git && GIT_NO_LAZY_FETCH=0 timeout 30 git -C ctl.git fetch -q "
+			"'%s' refs/heads/%s >/dev/null 2>&1; true", l.git, l.branch));
+	cr_expect_eq(stat(fmt("%s/lazy", marks), &st), 0,
+		     "control: a plain fetch with GIT_NO_LAZY_FETCH=0 did not lazy-fetch");
+	free(role);
+	sess_free(&a);
+	sess_free(&l);
+}
