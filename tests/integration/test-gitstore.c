@@ -741,3 +741,150 @@ Test(gitstore, hostile_store_runs_nothing_on_the_host)
 	sess_free(&a);
 	sess_free(&l);
 }
+
+/*
+ * Proof 3 (T3, T4, T5, T12) and rm's refusal: the agent makes its branch a
+ * commit with a .git entry, one with a ".." entry, one with a symbolic
+ * link as .gitattributes, one with a bad email, one naming a blob whose
+ * bytes are another's: each refused, nothing of it in the repository
+ * (`git cat-file -e` fails there, its objects and refs as they were, no
+ * temporary file left), and rm refuses to drop it.  A loose object of its
+ * own under the name of a repository blob ("shadow") changes nothing of
+ * the repository's.  A blob over the cap (HQT_GIT_IMPORT_MAX) is refused
+ * before anything is fetched.  The controls: a plain fetch without fsck
+ * takes the malformed commits, one with fsck but the symlink checks at
+ * their default takes the symbolic .gitattributes, the agent's git reads
+ * the forged bytes, the big commit imports without the cap.
+ */
+Test(gitstore, malformed_objects_are_refused_and_leave_nothing)
+{
+	struct sess s;
+	struct run r;
+	char *objs, *refs, *bad, *cs[5], *save = NULL;
+	struct stat st;
+	int code;
+
+	if (!bwrap_ok())
+		cr_skip_test("no usable bubblewrap here");
+	agent("blob=$(git rev-parse HEAD:a.txt); tree=$(git rev-parse 'HEAD^{tree}')\n"
+	      "mk() { git commit-tree \"$1\" -p \"$base\" -m \"$2\"; }\n"
+	      "hk=$(printf '100755 blob %s\\tpost-checkout\\n' $blob | git mktree)\n"
+	      "dg=$(printf '040000 tree %s\\thooks\\n' $hk | git mktree)\n"
+	      "c1=$(mk $(printf '100644 blob %s\\ta.txt\\n040000 tree %s\\t.git\\n' $blob $dg | git mktree) dotgit)\n"
+	      "c2=$(mk $(printf '100644 blob %s\\t..\\n100644 blob %s\\ta.txt\\n' $blob $blob | git mktree) dotdot)\n"
+	      "lb=$(printf /etc/passwd | git hash-object -w --stdin)\n"
+	      "c3=$(mk $(printf '120000 blob %s\\t.gitattributes\\n100644 blob %s\\ta.txt\\n' $lb $blob | git mktree) attrlink)\n"
+	      "c4=$(printf 'tree %s\\nparent %s\\nauthor x <x<@x> 1700000000 +0000\\n"
+	      "committer x <x@x> 1700000000 +0000\\n\\nbademail\\n' $tree $base | "
+	      "git hash-object -t commit -w --stdin --literally)\n"
+	      /* "good\n"'s name, "evil\n"'s bytes */
+	      "good=$(echo good | git hash-object --stdin); evil=$(echo evil | git hash-object -w --stdin)\n"
+	      "mkdir -p $g/objects/${good:0:2}\n"
+	      "cp $g/objects/${evil:0:2}/${evil:2} $g/objects/${good:0:2}/${good:2}\n"
+	      "test \"$(git cat-file -p $good)\" = evil && echo FORGED ok\n"
+	      "c5=$(mk $(printf '100644 blob %s\\ta.txt\\n100644 blob %s\\tg.txt\\n' $blob $good | git mktree) mismatch)\n"
+	      "echo $c1 $c2 $c3 $c4 $c5 > .t/bad\n"
+	      "i=1; for x in $c1 $c2 $c3 $c4 $c5; do git update-ref refs/heads/bad-$i $x; i=$((i+1)); done\n"
+	      "i=1; for x in $c1 $c2 $c3 $c4 $c5; do\n"
+	      "  git update-ref refs/heads/$b $x && step $i; i=$((i+1))\n"
+	      "done\n"
+	      /* the shadow: its own loose object under the name of the
+	       * repository's a.txt blob, used by a new commit */
+	      "git update-ref refs/heads/$b $base\n"
+	      "mkdir -p $g/objects/${blob:0:2}\n"
+	      "cp $g/objects/${evil:0:2}/${evil:2} $g/objects/${blob:0:2}/${blob:2}\n"
+	      "test \"$(git cat-file -p $blob)\" = evil && echo SHADOW ok\n"
+	      "try SHADOWC sh -c 'echo n > n.txt && git add n.txt && git commit -qm shadow'\n"
+	      "git rev-parse HEAD > .t/shadow\n"
+	      "step 6\n"
+	      "head -c 3000000 /dev/urandom > big.bin\n"
+	      "try BIG sh -c 'git add big.bin && git commit -qm big'\n"
+	      "git rev-parse HEAD > .t/big\n"
+	      "step 7\n");
+	start(&s);
+	wait_step(&s, 1);
+	cr_expect(logged(&s, "FORGED ok"), "control: the agent's git reads forged bytes:\n%s",
+		  agent_log(&s));
+	bad = sh(s.wt, "cat .t/bad");
+	for (int i = 0; i < 5; i++)
+		cs[i] = strdup(strtok_r(i == 0 ? bad : NULL, " ", &save));
+	for (int i = 0; i < 5; i++) {
+		if (i > 0) {
+			go_step(&s, i);
+			wait_step(&s, i + 1);
+		}
+		objs = objects_of(fmt("%s/.git", proj));
+		refs = sh(proj, "git for-each-ref");
+		run_hqt(&r, &te, "sync", s.ids, NULL);
+		cr_expect_neq(r.code, 0, "malformed commit %d imported: %s", i + 1, r.out);
+		cr_expect(clean_text(r.err), "%s", r.err);
+		cr_log_info("commit %d: %s", i + 1, r.err);
+		run_free(&r);
+		sh_rc(proj, fmt("git cat-file -e %s", cs[i]), &code);
+		cr_expect_neq(code, 0, "commit %d is in the repository", i + 1);
+		cr_expect_str_eq(objects_of(fmt("%s/.git", proj)), objs, "commit %d", i + 1);
+		cr_expect_str_eq(sh(proj, "git for-each-ref"), refs, "commit %d", i + 1);
+		expect_no_tmp();
+		free(objs);
+		free(refs);
+		if (i == 0) {
+			run_hqt(&r, &te, "rm", s.ids, NULL);
+			cr_expect_eq(r.code, 1, "rm dropped a commit it could not import");
+			cr_expect(strstr(r.err, "could not import") != NULL, "%s", r.err);
+			run_free(&r);
+			cr_expect_eq(stat(s.git, &st), 0, "the store is kept");
+			cr_expect_eq(stat(s.wt, &st), 0, "the worktree is kept");
+		}
+	}
+
+	/* the shadow: imported, the repository's blob as it was */
+	go_step(&s, 5);
+	wait_step(&s, 6);
+	cr_expect(logged(&s, "SHADOW ok") && logged(&s, "SHADOWC ok"),
+		  "control: the agent's git reads the shadow:\n%s", agent_log(&s));
+	run_hqt(&r, &te, "sync", s.ids, NULL);
+	cr_expect_eq(r.code, 0, "%s%s", r.out, r.err);
+	run_free(&r);
+	cr_expect_str_eq(sh(proj, fmt("git rev-parse %s", s.branch)), sh(s.wt, "cat .t/shadow"));
+	cr_expect_str_eq(sh(proj, fmt("git show %s:a.txt", s.branch)), "one");
+	cr_expect_str_eq(sh(proj, "git show main:a.txt"), "one");
+	sh(proj, "git fsck --no-dangling --no-progress 2>&1");
+
+	/* over the cap: refused before anything is fetched */
+	go_step(&s, 6);
+	wait_step(&s, 7);
+	cr_expect(logged(&s, "BIG ok"), "%s", agent_log(&s));
+	objs = objects_of(fmt("%s/.git", proj));
+	tenv_put(&te, "HQT_GIT_IMPORT_MAX", "1000000");
+	run_hqt(&r, &te, "sync", s.ids, NULL);
+	tenv_put(&te, "HQT_GIT_IMPORT_MAX", NULL);
+	cr_expect_neq(r.code, 0, "a store over the cap imported");
+	cr_expect(strstr(r.err, "HQT_GIT_IMPORT_MAX") != NULL, "%s", r.err);
+	run_free(&r);
+	cr_expect_str_eq(objects_of(fmt("%s/.git", proj)), objs, "something of it was kept");
+	expect_no_tmp();
+	free(objs);
+	/* the control: without the cap it imports */
+	run_hqt(&r, &te, "sync", s.ids, NULL);
+	cr_expect_eq(r.code, 0, "%s", r.err);
+	run_free(&r);
+	cr_expect_str_eq(sh(proj, fmt("git rev-parse %s", s.branch)), sh(s.wt, "cat .t/big"));
+
+	/* the controls: git takes the malformed ones when not asked to check */
+	/* (the repository's objects first: the store's a.txt blob is the shadow) */
+	sh(te.root, fmt("git init -q --bare ctl.git && git -C ctl.git fetch -q '%s' main && "
+			"GIT_NO_LAZY_FETCH=1 git -C ctl.git "
+			"-c fetch.fsckObjects=false -c transfer.fsckObjects=false fetch -q '%s' "
+			"refs/heads/bad-1:refs/b1 refs/heads/bad-2:refs/b2 refs/heads/bad-4:refs/b4",
+			proj, s.git));
+	sh(te.root, fmt("GIT_NO_LAZY_FETCH=1 git -C ctl.git -c fetch.fsckObjects=true fetch -q '%s' "
+			"refs/heads/bad-3:refs/b3 2>/dev/null", s.git));
+	for (int i = 0; i < 4; i++) {
+		sh_rc(fmt("%s/ctl.git", te.root), fmt("git cat-file -e %s", cs[i]), &code);
+		cr_expect_eq(code, 0, "control: a plain fetch refused malformed commit %d", i + 1);
+	}
+	for (int i = 0; i < 5; i++)
+		free(cs[i]);
+	free(bad);
+	sess_free(&s);
+}
