@@ -969,6 +969,53 @@ gitstore_last(const char *dir, struct gitstore_import *out)
 	return rc;
 }
 
+/* The temporary files of index-pack in the repository's objects/pack
+ * (tmp_pack_*, tmp_idx_*, tmp_rev_*) into names. */
+static void
+pack_tmp_names(const char *objects, struct strv *names)
+{
+	char *pack = xasprintf("%s/pack", objects);
+	DIR *d = opendir(pack);
+	struct dirent *de;
+
+	free(pack);
+	if (d == NULL)
+		return;
+	while ((de = readdir(d)) != NULL)
+		if (strncmp(de->d_name, "tmp_", 4) == 0)
+			strv_push(names, de->d_name);
+	closedir(d);
+}
+
+/*
+ * After a refused fetch: index-pack leaves the pack it was writing (what
+ * the store sent, up to the cap) as objects/pack/tmp_pack_*, which nothing
+ * removes but a gc two weeks on; one per refused import.  Those that were
+ * not there before the fetch go (regular files only, not followed).  A
+ * fetch of the user's own into the same repository at that very moment
+ * could lose its temporary pack too: it then fails, and runs again.
+ */
+static void
+pack_tmp_remove(const char *objects, const struct strv *before)
+{
+	struct strv now = STRV_INIT;
+	char *pack = xasprintf("%s/pack", objects);
+	int dfd = open(pack, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	free(pack);
+	if (dfd < 0)
+		return;
+	pack_tmp_names(objects, &now);
+	for (size_t i = 0; i < now.n; i++) {
+		struct stat st;
+		if (strv_find(before, now.v[i]) < 0 &&
+		    fstatat(dfd, now.v[i], &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+			(void)unlinkat(dfd, now.v[i], 0);
+	}
+	close(dfd);
+	strv_clear(&now);
+}
+
 /* The first line of what git said, escaped: git's stderr carries what a
  * remote (here the store) chose to print (CVE-2024-52005). */
 static void
@@ -1093,9 +1140,15 @@ gitstore_sync(const struct gitstore_at *at, struct gitstore_import *out, char **
 				"--no-recurse-submodules", "--no-auto-maintenance", "--no-show-forced-updates",
 				serve, "--", p, spec, NULL
 			};
+			struct strv tmp = STRV_INIT;
+
+			pack_tmp_names(objects, &tmp);
 			rc = git_run(at->repo, args, &r, NULL);
-			if (rc != 0)
+			if (rc != 0) {
 				say_git(err, "git refused the session's commits", &r);
+				pack_tmp_remove(objects, &tmp);
+			}
+			strv_clear(&tmp);
 			spawn_result_free(&r);
 		}
 		free(launcher);
