@@ -888,3 +888,106 @@ Test(gitstore, malformed_objects_are_refused_and_leave_nothing)
 	free(bad);
 	sess_free(&s);
 }
+
+/*
+ * Proof 4 (T6, T7) and 6 (T16): inside, the agent cannot write the
+ * worktree's real .git file (nor remove, rename or unmount what is bound
+ * over it), nor the repository's objects, refs or admin directory
+ * (read-only), nor unshare itself a mount namespace to undo the binds;
+ * the same writes into its own store (the control) work.  Its store shares
+ * no inode with the repository's objects and a hard link across gives
+ * EXDEV.  Then `rm --force` removes the store, whose objects/evil links to
+ * a directory of the host's, without following it (the directory
+ * survives), and the hidden refs.
+ */
+Test(gitstore, walls_hold_and_rm_force_follows_no_link)
+{
+	struct sess s;
+	struct run r;
+	char *dotgit, *before, *keep = fmt("%s/precious", te.root), *out;
+	struct stat st;
+
+	if (!bwrap_ok())
+		cr_skip_test("no usable bubblewrap here");
+	write_file(fmt("%s/keep.txt", keep), "keep\n", 0644);
+	agent(fmt("d=$c/worktrees/${PWD##*/}; h=$(git rev-parse HEAD)\n"
+		  "o=$(git rev-parse HEAD:a.txt); o=$c/objects/${o:0:2}/${o:2}\n"
+		  "test -f $d/HEAD && test -f $o && echo FOUND ok\n"
+		  "try DOTGIT sh -c 'echo gitdir: /tmp > .git'\n"
+		  "try RMDOTGIT rm -f .git\n"
+		  "try MVDOTGIT mv .git .t/moved\n"
+		  "try UMOUNT umount .git\n"
+		  "try UMOUNTL umount -l .git\n"
+		  "try UNSHARE unshare -Urm sh -c 'umount .git && echo gitdir: /tmp > .git'\n"
+		  "try OBJ touch $c/objects/x\n"
+		  "try OBJW sh -c \"chmod u+w $o; echo evil >> $o\"\n"
+		  "try PACK touch $c/objects/pack/x\n"
+		  "try REF sh -c \"echo $h > $c/refs/heads/evil\"\n"
+		  "try PACKED sh -c \"echo $h refs/heads/evil >> $c/packed-refs\"\n"
+		  "try ADMIN sh -c \"echo $h > $d/HEAD\"\n"
+		  "try CONFIG sh -c \"echo '[core]' >> $c/config\"\n"
+		  "try LINK ln $o $g/objects/linked\n"
+		  /* the controls: the same into its own store, and a copy of .git */
+		  "try OWNOBJ touch $g/objects/x\n"
+		  "try OWNREF sh -c \"echo $h > $g/refs/heads/own\"\n"
+		  "try OWNCOPY sh -c 'cp .git .t/dotgit && echo gitdir: /tmp > .t/dotgit'\n"
+		  "ln -s '%s' $g/objects/evil && mkdir -p $g/deep/1/2/3/4/5/6/7/8 && "
+		  "ln -s / $g/deep/1/2/3/4/5/6/7/8/root && echo PLANT ok\n"
+		  "try COMMIT sh -c 'echo two >> a.txt && git commit -qam two'\n"
+		  "step 1\n", keep));
+	start(&s);
+	dotgit = fmt("%s/.git", s.wt);
+	before = slurp(dotgit);
+	wait_step(&s, 1);
+	out = agent_log(&s);
+	cr_log_info("the agent:\n%s", out);
+	{
+		static const char *const ok[] = { "FOUND ok", "OWNOBJ ok", "OWNREF ok", "OWNCOPY ok",
+						  "PLANT ok", "COMMIT ok" };
+		static const char *const refused[] = { "DOTGIT", "RMDOTGIT", "MVDOTGIT", "UMOUNT",
+						       "UMOUNTL", "UNSHARE", "OBJ", "OBJW", "PACK",
+						       "REF", "PACKED", "ADMIN", "CONFIG", "LINK" };
+		static const char *const erofs[] = { "OBJ", "PACK", "REF", "PACKED", "ADMIN",
+						     "CONFIG" };
+		for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
+			cr_expect(strstr(out, ok[i]) != NULL, "control %s:\n%s", ok[i], out);
+		for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
+			cr_expect(strstr(out, fmt("\n%s FAIL", refused[i])) != NULL,
+				  "%s was not refused:\n%s", refused[i], out);
+		for (size_t i = 0; i < sizeof erofs / sizeof erofs[0]; i++) {
+			char *line = strstr(out, fmt("\n%s FAIL", erofs[i]));
+			cr_expect(line != NULL && strstr(line, "Read-only file system") != NULL &&
+					  strstr(line, "Read-only file system") < strchr(line + 1, '\n'),
+				  "%s: not EROFS:\n%s", erofs[i], out);
+		}
+		char *line = strstr(out, "\nLINK FAIL");
+		cr_expect(line != NULL && strstr(line, "cross-device") != NULL, "LINK: %s", out);
+	}
+	/* where it would land */
+	cr_expect_str_eq(slurp(dotgit), before, "the worktree's .git changed");
+	cr_expect_str_eq(sh(s.wt, "git status --porcelain --untracked-files=no"), " M a.txt");
+	cr_expect_str_eq(sh(proj, "git cat-file -p HEAD:a.txt"), "one");
+	cr_expect_str_eq(sh(proj, "git for-each-ref --format='%(refname)' refs/heads"),
+			 fmt("refs/heads/%s\nrefs/heads/main", s.branch));
+	cr_expect_str_eq(sh(proj, "git fsck --no-dangling --no-progress 2>&1"), "");
+	/* no inode shared between the store and the repository's objects */
+	cr_expect_str_eq(sh(te.root, fmt("find '%s' -type f -links +1 | head -3", s.git)), "");
+
+	/* rm --force: the store goes, what its links point to stays */
+	cr_expect_neq(strstr(sh(te.root, fmt("find -L '%s/objects' -name keep.txt 2>/dev/null",
+					     s.git)), "keep.txt"), NULL,
+		      "control: a walk that follows links reaches the host's directory");
+	run_hqt(&r, &te, "rm", "--force", s.ids, NULL);
+	cr_expect_eq(r.code, 0, "%s", r.err);
+	run_free(&r);
+	cr_expect_neq(lstat(s.store, &st), 0, "the store is still there");
+	cr_expect_str_eq(slurp(fmt("%s/keep.txt", keep)), "keep\n", "rm --force followed a link");
+	cr_expect_eq(stat("/usr/bin", &st), 0);
+	cr_expect_str_eq(sh(proj, "git for-each-ref refs/hqt/"), "", "hidden refs left");
+	cr_expect_neq(stat(s.wt, &st), 0, "the worktree is still there");
+	free(out);
+	free(before);
+	free(dotgit);
+	free(keep);
+	sess_free(&s);
+}
