@@ -991,3 +991,79 @@ Test(gitstore, walls_hold_and_rm_force_follows_no_link)
 	free(keep);
 	sess_free(&s);
 }
+
+/*
+ * Proof 7 (T13): the agent makes its store's HEAD or branch ref a FIFO, a
+ * link to /dev/zero or to a file of the host's, a huge file, or its
+ * packed-refs a FIFO: `hqt list`, `show` (and their --json) and `sync`
+ * return promptly and print nothing of it.  The control: before and after,
+ * its commit reads as one to sync.
+ */
+Test(gitstore, odd_refs_in_the_store_read_as_unreadable_promptly)
+{
+	static const char *const phases[] = {
+		"rm -f $r && mkfifo $r",
+		"rm -f $g/HEAD && mkfifo $g/HEAD",
+		"ln -sf /dev/zero $r",
+		"ln -sf /dev/zero $g/HEAD",
+		"echo SECRETSECRET > $r && truncate -s 200M $r",
+		"ln -sf \"$SECRET\" $r",
+		"ln -sf \"$SECRET\" $g/HEAD",
+		"rm -f $r && mkfifo $g/packed-refs",
+		"printf 'ref: refs/heads/%s\\n' \"$b\" > $g/HEAD && truncate -s 200M $g/HEAD",
+	};
+	const size_t n = sizeof phases / sizeof phases[0];
+	char *body = strdup(""), *secret = fmt("%s/secret", te.root);
+	struct sess s;
+	struct run r;
+
+	if (!bwrap_ok())
+		cr_skip_test("no usable bubblewrap here");
+	write_file(secret, "deadbeefdeadbeefdeadbeefdeadbeefdeadbeef\n", 0644);
+	for (size_t i = 0; i < n; i++) {
+		char *next = fmt("%s%s && echo PHASE%zu ok\nstep %zu\nrestore\n", body, phases[i], i + 1,
+				 i + 2);
+		free(body);
+		body = next;
+	}
+	agent(fmt("SECRET='%s'; r=$g/refs/heads/$b\n"
+		  "try COMMIT git commit -q --allow-empty -m mine\n"
+		  "cp $g/HEAD .t/HEAD.save && cp $r .t/ref.save\n"
+		  "restore() { rm -f $g/HEAD $r $g/packed-refs; cp .t/HEAD.save $g/HEAD; "
+		  "cp .t/ref.save $r; }\n"
+		  "step 1\n%s", secret, body));
+	start(&s);
+	wait_step(&s, 1);
+	/* the control: a normal ref reads as commits to sync */
+	run_hqt(&r, &te, "list", NULL);
+	cr_expect(strstr(r.out, "(commits to sync)") != NULL, "control: %s", r.out);
+	run_free(&r);
+	for (size_t i = 0; i < n; i++) {
+		const char *list[] = { "list", NULL }, *listj[] = { "list", "--json", NULL };
+		const char *show[] = { "show", s.ids, NULL }, *showj[] = { "show", "--json", s.ids, NULL };
+		const char *sync[] = { "sync", s.ids, NULL };
+		const char *const *cmds[] = { list, listj, show, showj, sync };
+		bool head = strstr(phases[i], "$g/HEAD") != NULL;
+
+		go_step(&s, (int)i + 1);
+		wait_step(&s, (int)i + 2);
+		cr_expect(logged(&s, fmt("PHASE%zu ok", i + 1)), "%s", agent_log(&s));
+		for (size_t k = 0; k < sizeof cmds / sizeof cmds[0]; k++) {
+			hqt_timed(&r, 5000, cmds[k]);
+			cr_log_info("phase %zu: hqt %s: %d %s%s", i + 1, cmds[k][0], r.code, r.out, r.err);
+			cr_expect(strstr(r.out, "SECRET") == NULL && strstr(r.out, "deadbeef") == NULL &&
+					  strstr(r.err, "SECRET") == NULL && strstr(r.err, "deadbeef") == NULL,
+				  "phase %zu: hqt %s printed it: %s%s", i + 1, cmds[k][0], r.out, r.err);
+			cr_expect(clean_text(r.out) && clean_text(r.err), "phase %zu", i + 1);
+			if (k == 0 && !head)
+				cr_expect(strstr(r.out, "(git store unreadable)") != NULL,
+					  "phase %zu: %s", i + 1, r.out);
+			if (k == 4 && !head)
+				cr_expect_neq(r.code, 0, "phase %zu: sync", i + 1);
+			run_free(&r);
+		}
+	}
+	free(body);
+	free(secret);
+	sess_free(&s);
+}
