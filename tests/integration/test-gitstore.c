@@ -464,13 +464,13 @@ static const char T14_PY[] =
 	"def under(p):\n"
 	"  p=os.path.normpath(p); return p==store or p.startswith(store+'/')\n"
 	"parent={}; cwd={}; inside=set(); n=0; bad=[]; root=None\n"
-	"spawn=re.compile(r'^(\\d+) (?:<\\.\\.\\. )?(?:clone3?|v?fork)\\b.*= (\\d+)$')\n"
-	"exe=re.compile(r'^(\\d+) execve\\(\"([^\"]*)\", \\[(.*?)\\], \\[(.*?)\\]')\n"
-	"cd=re.compile(r'^(\\d+) chdir\\(\"([^\"]*)\"\\) = 0$')\n"
+	"spawn=re.compile(r'^(\\d+) +(?:<\\.\\.\\. )?(?:clone3?|v?fork)\\b.*= (\\d+)$')\n"
+	"exe=re.compile(r'^(\\d+) +execve\\(\"([^\"]*)\", \\[(.*?)\\], \\[(.*?)\\]')\n"
+	"cd=re.compile(r'^(\\d+) +chdir\\(\"([^\"]*)\"\\) = 0$')\n"
 	"strs=re.compile(r'\"((?:[^\"\\\\]|\\\\.)*)\"')\n"
 	"for line in open(log, errors='replace'):\n"
 	"  line=line.rstrip('\\n')\n"
-	"  if root is None: root=line.split(' ',1)[0]\n"
+	"  if root is None: root=line.split()[0]\n"
 	"  m=spawn.match(line)\n"
 	"  if m:\n"
 	"    p,c=m.group(1),m.group(2); parent[c]=p; cwd[c]=cwd.get(p)\n"
@@ -1056,6 +1056,8 @@ Test(gitstore, odd_refs_in_the_store_read_as_unreadable_promptly)
 		wait_step(&s, (int)i + 2);
 		cr_expect(logged(&s, fmt("PHASE%zu ok", i + 1)), "%s", agent_log(&s));
 		for (size_t k = 0; k < sizeof cmds / sizeof cmds[0]; k++) {
+			if ((k == 1 || k == 3) && i > 1)
+				continue;  /* --json reads the same, once is enough */
 			hqt_timed(&r, 5000, cmds[k]);
 			cr_log_info("phase %zu: hqt %s: %d %s%s", i + 1, cmds[k][0], r.code, r.out, r.err);
 			cr_expect(strstr(r.out, "SECRET") == NULL && strstr(r.out, "deadbeef") == NULL &&
