@@ -787,32 +787,6 @@ take_lock(const char *dir, char **err)
 	return fd;
 }
 
-/* One "<hex> <ref>" line per ref of for-each-ref's output into the three. */
-static void
-refs_of(const char *out, const char *branch_ref, const char *mirror, const char *promoted,
-	char cur[65], char seen[65], char prom[65])
-{
-	cur[0] = seen[0] = prom[0] = '\0';
-	for (const char *line = out; line != NULL && *line != '\0';) {
-		const char *sp = strchr(line, ' '), *nl = strchr(line, '\n');
-		size_t h = sp != NULL ? (size_t)(sp - line) : 0;
-		size_t n = nl != NULL ? (size_t)(nl - sp - 1) : strlen(sp != NULL ? sp + 1 : "");
-
-		if (sp != NULL && (h == 40 || h == 64)) {
-			char *target = NULL;
-			if (n == strlen(branch_ref) && strncmp(sp + 1, branch_ref, n) == 0)
-				target = cur;
-			else if (n == strlen(mirror) && strncmp(sp + 1, mirror, n) == 0)
-				target = seen;
-			else if (n == strlen(promoted) && strncmp(sp + 1, promoted, n) == 0)
-				target = prom;
-			if (target != NULL)
-				snprintf(target, 65, "%.*s", (int)h, line);
-		}
-		line = nl != NULL ? nl + 1 : NULL;
-	}
-}
-
 static bool
 is_ancestor(const char *repo, const char *a, const char *b)
 {
@@ -925,24 +899,21 @@ flag_changes(const char *repo, const char *old, const char *new, struct gitstore
 	}
 }
 
-/* The commits new brings that old does not have, into im. */
+/* The commits new brings that old does not have, into im: one log, each
+ * line counted, the first GITSTORE_SHOWN kept. */
 static void
 list_commits(const char *repo, const char *old, const char *new, struct gitstore_import *im)
 {
-	char *not = xasprintf("^%s", old), *max = xasprintf("--max-count=%d", GITSTORE_SHOWN);
-	const char *count[] = { "rev-list", "--count", new, not, NULL };
-	const char *log[] = { "log", "--no-decorate", "--no-show-signature", "--format=%h %s", max,
-			      new, not, NULL };
+	char *not = xasprintf("^%s", old);
+	const char *log[] = { "log", "--no-decorate", "--no-show-signature", "--format=%h %s",
+			      new, not, "--", NULL };
 	struct spawn_result r;
 
-	if (git_run(repo, count, &r, NULL) == 0 && r.out != NULL)
-		im->commits = strtol(r.out, NULL, 10);
-	spawn_result_free(&r);
-	if (im->commits > 0 && git_run(repo, log, &r, NULL) == 0 && r.out != NULL)
+	if (git_run(repo, log, &r, NULL) == 0 && r.out != NULL)
 		for (char *line = strtok(r.out, "\n"); line != NULL; line = strtok(NULL, "\n"))
-			strv_take(&im->lines, text_escape(line, 200));
+			if (im->commits++ < GITSTORE_SHOWN)
+				strv_take(&im->lines, text_escape(line, 200));
 	spawn_result_free(&r);
-	free(max);
 	free(not);
 }
 
@@ -1083,11 +1054,12 @@ gitstore_sync(const struct gitstore_at *at, struct gitstore_import *out, char **
 	char cur[65], seen[65], prom[65];
 	struct spawn_result r;
 	long long bytes, max = import_max();
-	int lock = -1, rc = -1;
+	int lock = -1, cfd = -1, rc = -1;
+	bool ff = false;
 
 	memset(out, 0, sizeof *out);
-	if (!gitstore_supported(err))
-		goto out;
+	/* git's version was checked when the store was made (and a git
+	 * older than that serves from the sandbox all the same). */
 	if ((lock = take_lock(at->dir, err)) < 0)
 		goto out;
 	p = gitstore_git(at->dir);
@@ -1137,15 +1109,12 @@ gitstore_sync(const struct gitstore_at *at, struct gitstore_import *out, char **
 			goto out;
 		}
 	}
-	{
-		const char *args[] = { "for-each-ref", "--format=%(objectname) %(refname)", bref,
-				       prefix, NULL };
-		if (git_run(at->repo, args, &r, err) != 0) {
-			spawn_result_free(&r);
-			goto out;
-		}
-		refs_of(r.out, bref, mirror, promoted, cur, seen, prom);
-		spawn_result_free(&r);
+	/* The repository's refs, read as git wrote them (loose or packed):
+	 * no process for what three small files say. */
+	if ((cfd = open_dir(common)) < 0 || ref_read(cfd, bref, cur, NULL, 0) < 0 ||
+	    ref_read(cfd, mirror, seen, NULL, 0) < 0 || ref_read(cfd, promoted, prom, NULL, 0) < 0) {
+		set_err(err, "cannot read the refs of '%s'", common);
+		goto out;
 	}
 	snprintf(out->old, sizeof out->old, "%s", cur);
 	if (strcmp(out->tip, seen) != 0) {
@@ -1204,14 +1173,9 @@ gitstore_sync(const struct gitstore_at *at, struct gitstore_import *out, char **
 		if (rc != 0)
 			goto out;
 		rc = -1;
-		{
-			const char *args[] = { "rev-parse", "--verify", "--quiet", mirror, NULL };
-			if (git_run(at->repo, args, &r, err) != 0 || r.out == NULL) {
-				spawn_result_free(&r);
-				goto out;
-			}
-			snprintf(seen, sizeof seen, "%.*s", (int)strcspn(r.out, "\n"), r.out);
-			spawn_result_free(&r);
+		if (ref_read(cfd, mirror, seen, NULL, 0) != 0) {
+			set_err(err, "the import left no %s", mirror);
+			goto out;
 		}
 		if (strcmp(seen, out->tip) != 0) {
 			/* It moved while we fetched: what we have is what counts. */
@@ -1220,39 +1184,39 @@ gitstore_sync(const struct gitstore_at *at, struct gitstore_import *out, char **
 	}
 	if (prom[0] == '\0')
 		snprintf(prom, sizeof prom, "%s", cur);
-	if (strcmp(cur, out->tip) == 0 || (cur[0] != '\0' && is_ancestor(at->repo, out->tip, cur))) {
-		/* On the branch already (the user merged it, say). */
+	/* One merge-base in the common case (a fast-forward). */
+	if (strcmp(cur, out->tip) == 0)
 		out->how = GITSTORE_NOTHING;
-	} else if (cur[0] != '\0' && (strcmp(cur, prom) == 0 || is_ancestor(at->repo, cur, out->tip))) {
+	else if (cur[0] == '\0')
+		out->how = GITSTORE_NOT_MOVED;
+	else if ((ff = is_ancestor(at->repo, cur, out->tip)) || strcmp(cur, prom) == 0) {
 		/* The branch moves: a fast-forward, or the agent's own rewrite of
 		 * a branch the user left alone (compare-and-swap on what it is,
 		 * so a commit of the user's in between fails it). */
-		bool ff = is_ancestor(at->repo, cur, out->tip), index_clean = false;
 		struct stat st;
 		char *input = xasprintf("start\nupdate %s %s %s\nupdate %s %s\ncommit\n", bref,
 					out->tip, cur, promoted, out->tip);
 		const char *upd[] = { "update-ref", "--stdin", "-m", "hqt sync", NULL };
-		bool wt = at->worktree != NULL && stat(at->worktree, &st) == 0 && S_ISDIR(st.st_mode);
 
-		if (wt) {
-			const char *dc[] = { "diff", "--cached", "--quiet", "--ignore-submodules=all",
-					     cur, "--", NULL };
-			index_clean = git_run(at->worktree, dc, &r, NULL) == 0;
-			spawn_result_free(&r);
-		}
 		if (git_in(at->repo, upd, input, &r, NULL) != 0) {
 			out->how = GITSTORE_NOT_MOVED;
 		} else {
 			out->how = ff ? GITSTORE_FAST_FORWARD : GITSTORE_REWRITTEN;
-			if (index_clean) {
-				/* Its index follows (the files are the agent's already). */
-				const char *reset[] = { "reset", "-q", NULL };
+			if (at->worktree != NULL && stat(at->worktree, &st) == 0 && S_ISDIR(st.st_mode)) {
+				/* Its index follows, path by path where it still
+				 * matched the old tip (git's two-tree merge: a change
+				 * you staged there stays, or nothing changes); the
+				 * files are the agent's already. */
+				const char *rt[] = { "read-tree", "-m", "-i", cur, out->tip, NULL };
 				spawn_result_free(&r);
-				(void)git_run(at->worktree, reset, &r, NULL);
+				(void)git_run(at->worktree, rt, &r, NULL);
 			}
 		}
 		spawn_result_free(&r);
 		free(input);
+	} else if (is_ancestor(at->repo, out->tip, cur)) {
+		/* On the branch already (the user merged it, say). */
+		out->how = GITSTORE_NOTHING;
 	} else {
 		out->how = GITSTORE_NOT_MOVED;
 	}
@@ -1263,6 +1227,8 @@ gitstore_sync(const struct gitstore_at *at, struct gitstore_import *out, char **
 	keep_last(at->dir, out);
 	rc = 0;
 out:
+	if (cfd >= 0)
+		close(cfd);
 	if (lock >= 0)
 		close(lock);
 	free(serve);
