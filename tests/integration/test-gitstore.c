@@ -996,8 +996,11 @@ Test(gitstore, walls_hold_and_rm_force_follows_no_link)
  * Proof 7 (T13): the agent makes its store's HEAD or branch ref a FIFO, a
  * link to /dev/zero or to a file of the host's, a huge file, or its
  * packed-refs a FIFO: `hqt list`, `show` (and their --json) and `sync`
- * return promptly and print nothing of it.  The control: before and after,
- * its commit reads as one to sync.
+ * return promptly and print nothing of it.  The control: before, its commit
+ * reads as one to sync.  Then (T11) a flood of 5000 loose and 100000
+ * packed refs, names git refuses (an escape, "..", a space, "-dash",
+ * ".lock") and a tag beside its branch: the branch imports, no other ref
+ * reaches the repository.
  */
 Test(gitstore, odd_refs_in_the_store_read_as_unreadable_promptly)
 {
@@ -1028,6 +1031,19 @@ Test(gitstore, odd_refs_in_the_store_read_as_unreadable_promptly)
 	for (size_t i = 0; i < n; i++) {
 		char *next = fmt("%s%s && echo PHASE%zu ok\nstep %zu\nrestore\n", body, phases[i], i + 1,
 				 i + 2);
+		free(body);
+		body = next;
+	}
+	/* T11: then a flood of refs and odd names beside the branch, a tag */
+	{
+		char *next = fmt("%s"
+				 "mkdir -p $g/refs/heads/flood && for i in $(seq 1 5000); do "
+				 "echo $base > $g/refs/heads/flood/$i; done\n"
+				 "seq 1 100000 | sed \"s|.*|$base refs/heads/packed/&|\" > $g/packed-refs\n"
+				 "for n in $'ctl\\e[31m' 'x..y' -dash 'bad name' 'a.lock'; do "
+				 "echo $base > \"$g/refs/heads/$n\"; done\n"
+				 "git tag -f v1 && git commit -q --allow-empty -m after-flood && "
+				 "echo FLOOD ok\nstep %zu\n", body, n + 2);
 		free(body);
 		body = next;
 	}
@@ -1071,6 +1087,29 @@ Test(gitstore, odd_refs_in_the_store_read_as_unreadable_promptly)
 				cr_expect_neq(r.code, 0, "phase %zu: sync", i + 1);
 			run_free(&r);
 		}
+	}
+	/* the flood: the branch imports, nothing else comes */
+	go_step(&s, (int)n + 1);
+	wait_step(&s, (int)n + 2);
+	cr_expect(logged(&s, "FLOOD ok"), "%s", agent_log(&s));
+	{
+		const char *sync[] = { "sync", s.ids, NULL }, *list[] = { "list", NULL };
+		hqt_timed(&r, 10000, sync);
+		cr_expect_eq(r.code, 0, "%s%s", r.out, r.err);
+		cr_expect(clean_text(r.out) && clean_text(r.err), "%s%s", r.out, r.err);
+		run_free(&r);
+		hqt_timed(&r, 5000, list);
+		cr_expect(clean_text(r.out), "%s", r.out);
+		run_free(&r);
+	}
+	cr_expect_str_eq(sh(proj, fmt("git log -1 --format=%%s %s", s.branch)), "after-flood");
+	{
+		char *want = fmt("refs/heads/%s\nrefs/heads/main\nrefs/hqt/%s/base\n"
+				 "refs/hqt/%s/heads/%s\nrefs/hqt/%s/promoted",
+				 s.branch, strrchr(s.store, '/') + 1, strrchr(s.store, '/') + 1,
+				 s.branch, strrchr(s.store, '/') + 1);
+		cr_expect_str_eq(sh(proj, "git for-each-ref --format='%(refname)'"), want);
+		free(want);
 	}
 	free(body);
 	free(secret);
