@@ -994,8 +994,9 @@ Test(gitstore, walls_hold_and_rm_force_follows_no_link)
 
 /*
  * Proof 7 (T13): the agent makes its store's HEAD or branch ref a FIFO, a
- * link to /dev/zero or to a file of the host's, a huge file, or its
- * packed-refs a FIFO: `hqt list`, `show` (and their --json) and `sync`
+ * link to /dev/zero or to a file of the host's, a huge file, its
+ * packed-refs, config or a loose object a FIFO, or its config including
+ * /dev/stdin, /dev/ptmx or /proc/self/fd/0: `hqt list`, `show` (and their --json) and `sync`
  * return promptly and print nothing of it.  The control: before, its commit
  * reads as one to sync.  Then (T11) a flood of 5000 loose and 100000
  * packed refs, names git refuses (an escape, "..", a space, "-dash",
@@ -1019,6 +1020,10 @@ Test(gitstore, odd_refs_in_the_store_read_as_unreadable_promptly)
 		"rm -f $g/config && mkfifo $g/config",
 		"mkdir -p $g/info && ln -sf /dev/zero $g/info/grafts",
 		"mkdir -p $g/objects/ff && mkfifo $g/objects/ff/$(printf %038d 0)",
+		/* what the serve sandbox shows: its config may include any path */
+		"printf '[include]\\n\\tpath = /dev/stdin\\n' >> $g/config",
+		"printf '[include]\\n\\tpath = /dev/ptmx\\n' >> $g/config",
+		"printf '[include]\\n\\tpath = /proc/self/fd/0\\n' >> $g/config",
 	};
 	const size_t n = sizeof phases / sizeof phases[0];
 	char *body = strdup(""), *secret = fmt("%s/secret", te.root);
