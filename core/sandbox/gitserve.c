@@ -90,8 +90,12 @@ gitstore_serve(int argc, char *const argv[], char **err)
 		push3(&av, "--ro-bind", gitdir, gitdir);
 	if (lstat("/etc/ld.so.cache", &st) == 0 && S_ISREG(st.st_mode))
 		push3(&av, "--ro-bind", "/etc/ld.so.cache", "/etc/ld.so.cache");
-	push3(&av, "--proc", "/proc", NULL);
-	push3(&av, "--dev", "/dev", NULL);
+	/* No /proc and of /dev only null and urandom: the store's config
+	 * can include any path the sandbox shows, and /dev/stdin (upload-pack's
+	 * stdin is the fetch's pipe), /proc/self/fd/0 or /dev/ptmx would hold
+	 * upload-pack, and the import, until git's timeout. */
+	push3(&av, "--dev-bind", "/dev/null", "/dev/null");
+	push3(&av, "--dev-bind", "/dev/urandom", "/dev/urandom");
 	push3(&av, "--tmpfs", "/tmp", NULL);
 	push3(&av, "--ro-bind", objects, objects);
 	push3(&av, "--ro-bind", store, store);

@@ -1088,7 +1088,9 @@ Test(gitstore, odd_refs_in_the_store_read_as_unreadable_promptly)
 			if (k == 0 && !head)
 				cr_expect(strstr(r.out, "(git store unreadable)") != NULL,
 					  "phase %zu: %s", i + 1, r.out);
-			if (k == 4)
+			/* refused, but for the includes, which the serve sandbox
+			 * does not have (git skips a missing one) */
+			if (k == 4 && strstr(phases[i], "[include]") == NULL)
 				cr_expect_neq(r.code, 0, "phase %zu: sync", i + 1);
 			run_free(&r);
 		}
