@@ -212,8 +212,8 @@ host_add(struct hqt_app *app, int argc, char **argv)
 
 /* Each host's hqt version, asked in parallel: "" and *why when it did not
  * answer. */
-static void
-ask_versions(const struct db_host_list *l, char **version, char **why)
+void
+cmd_host_versions(const struct db_host_list *l, char **version, char **why)
 {
 	struct spawn_pending *p = xcalloc(l->n + 1, sizeof *p);
 	bool *started = xcalloc(l->n + 1, sizeof *started);
@@ -267,7 +267,7 @@ host_list(struct hqt_app *app, int argc, char **argv)
 		return EXIT_FAIL;
 	version = xcalloc(l->n + 1, sizeof *version);
 	why = xcalloc(l->n + 1, sizeof *why);
-	ask_versions(l, version, why);
+	cmd_host_versions(l, version, why);
 	if (json) {
 		json_t *a = json_array();
 		for (size_t i = 0; i < l->n; i++) {

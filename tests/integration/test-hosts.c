@@ -264,6 +264,10 @@ Test(hosts, a_session_there_is_listed_shown_killed_resumed_and_removed_over_one_
 	cr_expect(json_is_true(json_object_get(h0, "reachable")), "%s",
 		  json_string_value(json_object_get(h0, "error")));
 	cr_expect_not_null(json_string_value(json_object_get(h0, "version")));
+	run_hqt(&r, &te, "doctor", NULL);
+	cr_expect(strstr(r.out, "host r") != NULL && strstr(r.out, "over ssh remote") != NULL,
+		  "doctor: %s", r.out);
+	run_free(&r);
 
 	long long t0 = now_ms();
 	run_ok(&te, "--host", "r", "project", "add", "p", proj, NULL);
