@@ -1110,8 +1110,9 @@ gitstore_sync(const struct gitstore_at *at, struct gitstore_import *out, char **
 			goto out;
 		}
 		if (bytes > max) {
-			set_err(err, "the session's git store holds over %lld MiB, more than an "
-				"import takes (HQT_GIT_IMPORT_MAX)", max >> 20);
+			set_err(err, "the session's git store holds over %lld %s, more than an "
+				"import takes (HQT_GIT_IMPORT_MAX)",
+				max >= (1 << 20) ? max >> 20 : max, max >= (1 << 20) ? "MiB" : "bytes");
 			goto out;
 		}
 	}
