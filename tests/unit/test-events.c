@@ -118,6 +118,33 @@ Test(events, codex_notify_says_turn_done_and_its_thread_not_the_title_thread)
 	cr_expect(harness_has_events(harness("claude")) && harness_has_events(harness("codex")));
 }
 
+/* Gemini CLI 0.61.0's hook payloads (tests/e2e), shrunk by hqt-event. */
+Test(events, gemini_hooks_say_status_and_id)
+{
+	static const struct { const char *line; enum hqt_status want; } cases[] = {
+		{ "{\"session_id\":\"" ID "\",\"hook_event_name\":\"SessionStart\",\"source\":\"startup\"}",
+		  HQT_STATUS_WAITING },
+		{ "{\"session_id\":\"" ID "\",\"hook_event_name\":\"BeforeAgent\",\"prompt\":\"hi\"}",
+		  HQT_STATUS_WORKING },
+		{ "{\"session_id\":\"" ID "\",\"hook_event_name\":\"BeforeTool\"}", HQT_STATUS_WORKING },
+		{ "{\"session_id\":\"" ID "\",\"hook_event_name\":\"Notification\","
+		  "\"notification_type\":\"ToolPermission\"}", HQT_STATUS_NEEDS_INPUT },
+		{ "{\"session_id\":\"" ID "\",\"hook_event_name\":\"AfterTool\"}", HQT_STATUS_WORKING },
+		{ "{\"session_id\":\"" ID "\",\"hook_event_name\":\"AfterAgent\","
+		  "\"stop_hook_active\":false}", HQT_STATUS_WAITING },
+		{ "{\"session_id\":\"" ID "\",\"hook_event_name\":\"SessionEnd\"}", HQT_STATUS_UNKNOWN },
+	};
+	char id[37];
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		cr_expect_eq(parse("gemini", cases[i].line, id), cases[i].want, "%s", cases[i].line);
+		cr_expect_str_eq(id, ID, "%s", cases[i].line);
+	}
+	cr_expect_eq(parse("gemini", "{\"hook_event_name\":\"AfterAgent\",\"session_id\":\"x y\"}",
+			   id), HQT_STATUS_WAITING);
+	cr_expect_str_eq(id, "");
+}
+
 Test(events, hostile_lines_say_nothing)
 {
 	static const char *const lines[] = {

@@ -605,13 +605,118 @@ Test(plugins, generic_without_command_is_refused_with_a_reason)
 	cr_expect_eq(reg.warnings.n, 4);
 }
 
+/* ---- gemini ---- */
+
+/* The value of name in a built command's environment, or NULL. */
+static const char *
+env_of(const struct hqt_cmd *c, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (size_t i = 0; i < c->env.n; i++)
+		if (!strncmp(c->env.v[i], name, n) && c->env.v[i][n] == '=')
+			return c->env.v[i] + n + 1;
+	return NULL;
+}
+
+Test(plugins, gemini_spawn_and_resume_argv)
+{
+	struct hqt_cmd c;
+
+	unsetenv("GEMINI_CLI_HOME");
+	spawn(&c, "gemini", request(ID, NULL, 0, 1000));
+	expect_words(&c.argv, "gemini", "--session-id", ID, NULL);
+	hqt_cmd_clear(&c);
+	spawn(&c, "gemini", request(ID, "gemini-2.5-pro", 1, 0));
+	expect_words(&c.argv, "gemini", "--session-id", ID, "-m", "gemini-2.5-pro", "--yolo",
+		     "--skip-trust", NULL);
+	hqt_cmd_clear(&c);
+
+	/* No transcript (written at launch): spawn again with the same id. */
+	cr_expect_eq(resume(&c, "gemini", request(ID, NULL, 0, 1000)), 1);
+	hqt_cmd_clear(&c);
+	/* One whose first line names another session is not its. */
+	write_file(fmt("%s/.gemini/tmp/project/chats/session-2026-12-04T07-34-%.8s.jsonl", home, ID),
+		   "{\"sessionId\":\"0b0e6a3c-0000-4000-8000-000000000000\"}\n", 0600);
+	cr_expect_eq(resume(&c, "gemini", request(ID, NULL, 0, 1000)), 1);
+	hqt_cmd_clear(&c);
+	write_file(fmt("%s/.gemini/tmp/project/chats/session-2026-12-04T07-35-%.8s.jsonl", home, ID),
+		   "{\"sessionId\":\"" ID "\",\"kind\":\"main\"}\n", 0600);
+	cr_assert_eq(resume(&c, "gemini", request(ID, NULL, 1, 1000)), 0);
+	expect_words(&c.argv, "gemini", "--resume", ID, "--yolo", "--skip-trust", NULL);
+	hqt_cmd_clear(&c);
+
+	/* an id gemini would not take */
+	char *err = spawn_error("gemini", request("a.b", NULL, 0, 1000));
+	cr_expect(strstr(err, "session id") != NULL, "%s", err);
+	free(err);
+}
+
+Test(plugins, gemini_hooks_file_beside_the_plugin_per_launch)
+{
+	struct hqt_request req = request(ID, NULL, 0, 1000);
+	char *want = fmt("%s/gemini-settings.json", getenv("HQT_TEST_PLUGIN_DIR"));
+	struct hqt_cmd c;
+
+	req.event_file = "/run/hqt/events/1";
+	req.event_command = "/usr/lib/hqt/hqt-event";
+	unsetenv("GEMINI_CLI_SYSTEM_DEFAULTS_PATH");
+	spawn(&c, "gemini", req);
+	/* Only where gemini would read it: root's, written by no one else. */
+	const char *got = env_of(&c, "GEMINI_CLI_SYSTEM_DEFAULTS_PATH");
+	struct stat st;
+	if (getuid() == 0 && stat(want, &st) == 0 && st.st_uid == 0 && !(st.st_mode & 022) &&
+	    strncmp(want, "/tmp/", 5) != 0)
+		cr_expect(got != NULL && strcmp(got, want) == 0, "got %s", got ? got : "(none)");
+	else
+		cr_expect(got == NULL || strcmp(got, want) == 0);
+	hqt_cmd_clear(&c);
+	/* A defaults file of the user's stays: no events then. */
+	setenv("GEMINI_CLI_SYSTEM_DEFAULTS_PATH", "/etc/gemini-cli/mine.json", 1);
+	spawn(&c, "gemini", req);
+	cr_expect_null(env_of(&c, "GEMINI_CLI_SYSTEM_DEFAULTS_PATH"));
+	hqt_cmd_clear(&c);
+	unsetenv("GEMINI_CLI_SYSTEM_DEFAULTS_PATH");
+	/* the hooks file itself: constant text that runs hqt's helper */
+	char *text = slurp(want);
+	cr_assert_not_null(text);
+	cr_expect(strstr(text, "\"\\\"$HQT_EVENT_COMMAND\\\"\"") != NULL, "%s", text);
+	free(text);
+	free(want);
+}
+
+Test(plugins, gemini_binds)
+{
+	struct hqt_binds b = { NULL, 0 };
+	struct strv flags = STRV_INIT;
+
+	unsetenv("GEMINI_CLI_HOME");
+	write_file(fmt("%s/.gemini/hooks/notify.sh", home), "x\n", 0755);
+	write_file(fmt("%s/.gemini/settings.json", home),
+		   "{\"hooks\": {\"AfterAgent\": [{\"hooks\": [{\"type\": \"command\", "
+		   "\"command\": \"~/.gemini/hooks/notify.sh\"}]}]}}\n", 0644);
+	harness_binds(harness("gemini"), &b);
+	expect_bind(&b, ".gemini", HQT_BIND_STATE);
+	expect_bind(&b, ".gemini/settings.json", HQT_BIND_RO);
+	expect_bind(&b, ".gemini/oauth_creds.json", HQT_BIND_RO);
+	expect_bind(&b, ".gemini/GEMINI.md", HQT_BIND_RO);
+	expect_bind(&b, ".gemini/hooks/notify.sh", HQT_BIND_RO);
+	expect_bind(&b, ".gemini/", HQT_BIND_PROJECT | HQT_BIND_PROTECT);
+	expect_bind(&b, "GEMINI.md", HQT_BIND_PROJECT | HQT_BIND_PROTECT);
+	expect_bind(&b, ".env", HQT_BIND_PROJECT | HQT_BIND_PROTECT);
+	binds_clear(&b);
+	harness_skip_flags(harness("gemini"), &flags);
+	expect_words(&flags, "--yolo", "--skip-trust", NULL);
+	strv_clear(&flags);
+}
+
 /* ---- every plugin ---- */
 
 Test(plugins, hostile_model_stays_one_word)
 {
 	static const struct { const char *harness, *flag; } all[] = {
 		{ "claude", "--model" }, { "codex", "-m" }, { "kiro", "--model" },
-		{ "aider", "--model" },
+		{ "gemini", "-m" }, { "aider", "--model" },
 	};
 
 	load(GENERIC_INI);
@@ -825,6 +930,44 @@ Test(plugins, codex_0169_screens)
 	/* Streaming: no marker says; pane activity decides. */
 	cr_expect_eq(status("codex", CODEX_0169_STREAMING), HQT_STATUS_UNKNOWN);
 	cr_expect_eq(status("codex", CODEX_0169_DONE), HQT_STATUS_WAITING);
+}
+
+/* Gemini CLI 0.61.0 in an 80-column pane (tests/e2e). */
+Test(plugins, gemini_screens)
+{
+	static const char trust[] =
+		" ╭──────────────────────────────────────────────────────────────────────────╮\n"
+		" │ Do you trust the files in this folder?                                   │\n"
+		" │ ● 1. Trust folder (proj)                                                 │\n"
+		" │   2. Trust parent folder (tmp)                                           │\n"
+		" │   3. Don't trust                                                         │\n"
+		" ╰──────────────────────────────────────────────────────────────────────────╯\n";
+	static const char working[] =
+		" > e2e-slow s1\n"
+		"\n"
+		"⠸ Thinking... (esc to cancel, 3s)\n"
+		"────────────────────────────────────────────────────────────────────────────────\n"
+		" >   Type your message or @path/to/file\n";
+	static const char approval[] =
+		"│ ? Shell  touch e2e-approved.txt                                          │\n"
+		"│ Allow execution of [Shell]?                                              │\n"
+		"│ ● 1. Allow once                                                          │\n"
+		"│   2. Allow for this session                                              │\n"
+		"│   3. No, suggest changes (esc)                                           │\n"
+		"╰──────────────────────────────────────────────────────────────────────────╯\n";
+	static const char idle[] =
+		"✦ pong: hello\n"
+		"                                                                ? for shortcuts\n"
+		"────────────────────────────────────────────────────────────────────────────────\n"
+		" Shift+Tab to accept edits\n"
+		" >   Type your message or @path/to/file\n"
+		" workspace (/directory)                       sandbox                  /model\n";
+
+	cr_expect_eq(status("gemini", trust), HQT_STATUS_NEEDS_INPUT);
+	cr_expect_eq(status("gemini", working), HQT_STATUS_WORKING);
+	cr_expect_eq(status("gemini", approval), HQT_STATUS_NEEDS_INPUT);
+	cr_expect_eq(status("gemini", idle), HQT_STATUS_WAITING);
+	cr_expect_eq(status("gemini", SHELL), HQT_STATUS_UNKNOWN);
 }
 
 Test(plugins, kiro_screens)
