@@ -118,10 +118,16 @@ gemini_state(const struct e2e *e)
 		   " \"enableAutoUpdateNotification\": false},\n"
 		   " \"model\": {\"name\": \"e2e-model\"}}\n", 0600);
 	free(path);
+	/* qwen: the stand-in through Chat Completions (OPENAI_BASE_URL), and
+	 * asking before commands ("default"; its own default, auto, asks an LLM
+	 * classifier the stand-in cannot be). */
 	path = fmt("%s/.qwen/settings.json", e->te.home);
 	write_file(path,
 		   "{\"general\": {\"enableAutoUpdate\": false},\n"
-		   " \"privacy\": {\"usageStatisticsEnabled\": false}}\n", 0600);
+		   " \"privacy\": {\"usageStatisticsEnabled\": false},\n"
+		   " \"security\": {\"auth\": {\"selectedType\": \"openai\"}},\n"
+		   " \"model\": {\"name\": \"e2e-model\"},\n"
+		   " \"tools\": {\"approvalMode\": \"default\"}}\n", 0600);
 	free(path);
 }
 
@@ -262,6 +268,10 @@ e2e_init_server(struct e2e *e, enum e2e_codex codex, const char *ini_extra,
 	tenv_put(&e->te, "GEMINI_API_KEY", "e2e-gemini-key");
 	tenv_put(&e->te, "GOOGLE_GEMINI_BASE_URL", url);
 	free(url);
+	url = fmt("http://127.0.0.1:%d/v1", e->port);
+	tenv_put(&e->te, "OPENAI_BASE_URL", url);
+	free(url);
+	tenv_put(&e->te, "QWEN_USAGE_STATISTICS_ENABLED", "false");
 	tenv_put(&e->te, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
 	tenv_put(&e->te, "HQT_PLUGIN_DIR", getenv("HQT_TEST_PLUGIN_DIR"));
 	tenv_put(&e->te, "NO_COLOR", NULL);

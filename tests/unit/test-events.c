@@ -145,6 +145,31 @@ Test(events, gemini_hooks_say_status_and_id)
 	cr_expect_str_eq(id, "");
 }
 
+/* Qwen Code 0.24.4's hook payloads (Claude Code's schema; tests/e2e). */
+Test(events, qwen_hooks_say_status_and_id)
+{
+	static const struct { const char *line; enum hqt_status want; } cases[] = {
+		{ "{\"session_id\":\"" ID "\",\"hook_event_name\":\"SessionStart\",\"source\":\"startup\"}",
+		  HQT_STATUS_WAITING },
+		{ "{\"session_id\":\"" ID "\",\"hook_event_name\":\"UserPromptSubmit\"}", HQT_STATUS_WORKING },
+		{ "{\"session_id\":\"" ID "\",\"hook_event_name\":\"PermissionRequest\","
+		  "\"tool_name\":\"run_shell_command\"}", HQT_STATUS_NEEDS_INPUT },
+		{ "{\"session_id\":\"" ID "\",\"hook_event_name\":\"Notification\","
+		  "\"notification_type\":\"permission_prompt\"}", HQT_STATUS_NEEDS_INPUT },
+		{ "{\"session_id\":\"" ID "\",\"hook_event_name\":\"PostToolUse\"}", HQT_STATUS_WORKING },
+		{ "{\"session_id\":\"" ID "\",\"hook_event_name\":\"Stop\"}", HQT_STATUS_WAITING },
+		{ "{\"session_id\":\"" ID "\",\"hook_event_name\":\"Notification\","
+		  "\"notification_type\":\"idle_prompt\"}", HQT_STATUS_WAITING },
+		{ "{\"session_id\":\"" ID "\",\"hook_event_name\":\"SessionEnd\"}", HQT_STATUS_UNKNOWN },
+	};
+	char id[37];
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		cr_expect_eq(parse("qwen", cases[i].line, id), cases[i].want, "%s", cases[i].line);
+		cr_expect_str_eq(id, ID, "%s", cases[i].line);
+	}
+}
+
 Test(events, hostile_lines_say_nothing)
 {
 	static const char *const lines[] = {

@@ -710,13 +710,53 @@ Test(plugins, gemini_binds)
 	strv_clear(&flags);
 }
 
+/* ---- qwen ---- */
+
+Test(plugins, qwen_spawn_resume_env_and_binds)
+{
+	struct hqt_request req = request(ID, NULL, 0, 1000);
+	struct hqt_binds b = { NULL, 0 };
+	struct hqt_cmd c;
+
+	unsetenv("QWEN_HOME");
+	unsetenv("QWEN_CODE_SYSTEM_DEFAULTS_PATH");
+	spawn(&c, "qwen", request(ID, "qwen3-coder", 1, 0));
+	expect_words(&c.argv, "qwen", "--session-id", ID, "-m", "qwen3-coder", "--yolo", NULL);
+	hqt_cmd_clear(&c);
+	/* its hooks: the settings file beside the plugin, as the lowest layer */
+	req.event_file = "/run/hqt/events/1";
+	req.event_command = "/usr/lib/hqt/hqt-event";
+	spawn(&c, "qwen", req);
+	char *want = fmt("%s/qwen-settings.json", getenv("HQT_TEST_PLUGIN_DIR"));
+	const char *got = env_of(&c, "QWEN_CODE_SYSTEM_DEFAULTS_PATH");
+	cr_expect(got != NULL && strcmp(got, want) == 0, "got %s", got ? got : "(none)");
+	hqt_cmd_clear(&c);
+	free(want);
+
+	/* No transcript before the first prompt: spawn again with the id. */
+	cr_expect_eq(resume(&c, "qwen", request(ID, NULL, 0, 1000)), 1);
+	hqt_cmd_clear(&c);
+	write_file(fmt("%s/.qwen/projects/-x-project/chats/%s.jsonl", home, ID), "{}\n", 0600);
+	cr_assert_eq(resume(&c, "qwen", request(ID, NULL, 0, 1000)), 0);
+	expect_words(&c.argv, "qwen", "--resume", ID, NULL);
+	hqt_cmd_clear(&c);
+
+	harness_binds(harness("qwen"), &b);
+	expect_bind(&b, ".qwen", HQT_BIND_STATE);
+	expect_bind(&b, ".qwen/settings.json", HQT_BIND_RO);
+	expect_bind(&b, ".qwen/QWEN.md", HQT_BIND_RO);
+	expect_bind(&b, ".qwen/", HQT_BIND_PROJECT | HQT_BIND_PROTECT);
+	expect_bind(&b, "QWEN.md", HQT_BIND_PROJECT | HQT_BIND_PROTECT);
+	binds_clear(&b);
+}
+
 /* ---- every plugin ---- */
 
 Test(plugins, hostile_model_stays_one_word)
 {
 	static const struct { const char *harness, *flag; } all[] = {
 		{ "claude", "--model" }, { "codex", "-m" }, { "kiro", "--model" },
-		{ "gemini", "-m" }, { "aider", "--model" },
+		{ "gemini", "-m" }, { "qwen", "-m" }, { "aider", "--model" },
 	};
 
 	load(GENERIC_INI);
@@ -968,6 +1008,33 @@ Test(plugins, gemini_screens)
 	cr_expect_eq(status("gemini", approval), HQT_STATUS_NEEDS_INPUT);
 	cr_expect_eq(status("gemini", idle), HQT_STATUS_WAITING);
 	cr_expect_eq(status("gemini", SHELL), HQT_STATUS_UNKNOWN);
+}
+
+/* Qwen Code 0.24.4 in an 80-column pane (tests/e2e). */
+Test(plugins, qwen_screens)
+{
+	static const char approval[] =
+		"  > e2e-ask\n"
+		"  ? Shell touch e2e-approved.txt (Print a marker) ←\n"
+		"   Allow execution of: 'touch, expr'?\n"
+		"   › 1. Yes, allow once\n"
+		"     4. No, suggest changes (esc)\n"
+		"  ⠏ Waiting for user confirmation...\n";
+	static const char working[] =
+		"  > e2e-slow s1\n"
+		"  ⠸ Reticulating splines... (1s · esc to cancel)\n"
+		"────────────────────────────────────────────────────────────────────────────────\n"
+		">   Type your message or @path/to/file\n";
+	static const char idle[] =
+		"  ◆︎ tool said: E2E_APPROVED_42\n"
+		"────────────────────────────────────────────────────────────────────────────────\n"
+		">   Type your message or @path/to/file\n"
+		"────────────────────────────────────────────────────────────────────────────────\n"
+		"  ⏸ Ask permissions (shift + tab to cycle)\n";
+
+	cr_expect_eq(status("qwen", approval), HQT_STATUS_NEEDS_INPUT);
+	cr_expect_eq(status("qwen", working), HQT_STATUS_WORKING);
+	cr_expect_eq(status("qwen", idle), HQT_STATUS_WAITING);
 }
 
 Test(plugins, kiro_screens)
