@@ -272,6 +272,16 @@ e2e_init_server(struct e2e *e, enum e2e_codex codex, const char *ini_extra,
 	tenv_put(&e->te, "OPENAI_BASE_URL", url);
 	free(url);
 	tenv_put(&e->te, "QWEN_USAGE_STATISTICS_ENABLED", "false");
+	/* copilot: a BYOK provider (the stand-in's Anthropic side) and no
+	 * network of its own (no GitHub login, update check or telemetry) */
+	url = fmt("http://127.0.0.1:%d", e->port);
+	tenv_put(&e->te, "COPILOT_PROVIDER_BASE_URL", url);
+	free(url);
+	tenv_put(&e->te, "COPILOT_PROVIDER_TYPE", "anthropic");
+	tenv_put(&e->te, "COPILOT_PROVIDER_API_KEY", API_KEY);
+	tenv_put(&e->te, "COPILOT_MODEL", "claude-sonnet-4.6");
+	tenv_put(&e->te, "COPILOT_PROVIDER_WIRE_MODEL", "e2e-model");
+	tenv_put(&e->te, "COPILOT_OFFLINE", "true");
 	tenv_put(&e->te, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
 	tenv_put(&e->te, "HQT_PLUGIN_DIR", getenv("HQT_TEST_PLUGIN_DIR"));
 	tenv_put(&e->te, "NO_COLOR", NULL);

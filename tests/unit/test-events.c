@@ -170,6 +170,28 @@ Test(events, qwen_hooks_say_status_and_id)
 	}
 }
 
+/* Copilot CLI 1.0.102's PascalCase hooks give Claude Code's payloads;
+ * permissionRequest (camelCase) fires even under --yolo. */
+Test(events, copilot_hooks_say_status_and_id)
+{
+	static const struct { const char *line; enum hqt_status want; } cases[] = {
+		{ "{\"hook_event_name\":\"SessionStart\",\"session_id\":\"" ID "\",\"source\":\"new\"}",
+		  HQT_STATUS_WORKING },
+		{ "{\"hook_event_name\":\"UserPromptSubmit\",\"session_id\":\"" ID "\"}", HQT_STATUS_WORKING },
+		{ "{\"hook_event_name\":\"Notification\",\"session_id\":\"" ID "\","
+		  "\"notification_type\":\"permission_prompt\"}", HQT_STATUS_NEEDS_INPUT },
+		{ "{\"hook_event_name\":\"Stop\",\"session_id\":\"" ID "\"}", HQT_STATUS_WAITING },
+	};
+	char id[37];
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		cr_expect_eq(parse("copilot", cases[i].line, id), cases[i].want, "%s", cases[i].line);
+		cr_expect_str_eq(id, ID, "%s", cases[i].line);
+	}
+	cr_expect_eq(parse("copilot", "{\"hookName\":\"permissionRequest\",\"sessionId\":\"" ID
+			   "\",\"toolName\":\"bash\"}", id), HQT_STATUS_UNKNOWN);
+}
+
 Test(events, hostile_lines_say_nothing)
 {
 	static const char *const lines[] = {

@@ -750,13 +750,54 @@ Test(plugins, qwen_spawn_resume_env_and_binds)
 	binds_clear(&b);
 }
 
+/* ---- copilot ---- */
+
+Test(plugins, copilot_argv_env_and_binds)
+{
+	struct hqt_request req = request(ID, NULL, 0, 1000);
+	struct hqt_binds b = { NULL, 0 };
+	struct hqt_cmd c;
+
+	unsetenv("COPILOT_HOME");
+	spawn(&c, "copilot", req);
+	expect_words(&c.argv, "copilot", "--session-id", ID, NULL);
+	expect_words(&c.env, NULL);
+	hqt_cmd_clear(&c);
+	/* the same to resume: --session-id resumes an id that exists */
+	cr_assert_eq(resume(&c, "copilot", req), 0);
+	expect_words(&c.argv, "copilot", "--session-id", ID, NULL);
+	hqt_cmd_clear(&c);
+	/* sandboxed: COPILOT_ALLOW_ALL there only (the trust box too) */
+	req.event_file = "/run/hqt/events/1";
+	req.event_command = "/usr/lib/hqt/hqt-event";
+	req.sandboxed = 1;
+	req.model = "claude-sonnet-4.6";
+	spawn(&c, "copilot", req);
+	char *hooks = fmt("%s/copilot-hooks", getenv("HQT_TEST_PLUGIN_DIR"));
+	expect_words(&c.argv, "copilot", "--session-id", ID, "--plugin-dir", hooks, "--model",
+		     "claude-sonnet-4.6", "--yolo", NULL);
+	expect_words(&c.env, "COPILOT_ALLOW_ALL=true", NULL);
+	hqt_cmd_clear(&c);
+
+	harness_binds(harness("copilot"), &b);
+	expect_bind(&b, ".copilot", HQT_BIND_STATE);
+	expect_bind(&b, ".cache/copilot", HQT_BIND_STATE);
+	expect_bind(&b, ".copilot/settings.json", HQT_BIND_RO);
+	expect_bind(&b, hooks, HQT_BIND_RO);
+	expect_bind(&b, ".github/copilot-instructions.md", HQT_BIND_PROJECT | HQT_BIND_PROTECT);
+	expect_bind(&b, ".github/hooks/", HQT_BIND_PROJECT | HQT_BIND_PROTECT);
+	binds_clear(&b);
+	free(hooks);
+}
+
 /* ---- every plugin ---- */
 
 Test(plugins, hostile_model_stays_one_word)
 {
 	static const struct { const char *harness, *flag; } all[] = {
 		{ "claude", "--model" }, { "codex", "-m" }, { "kiro", "--model" },
-		{ "gemini", "-m" }, { "qwen", "-m" }, { "aider", "--model" },
+		{ "gemini", "-m" }, { "qwen", "-m" }, { "copilot", "--model" },
+		{ "aider", "--model" },
 	};
 
 	load(GENERIC_INI);
