@@ -59,13 +59,13 @@ static const char USER_SETTINGS[] = "settings.json";
 static const char *const COMMAND_KEYS[] = {"command", "args", NULL};
 /*
  * In the project, what gemini run there later obeys: .gemini/ (settings
- * with hooks and MCP servers, commands, skills, agents, policies, .env,
- * system.md), GEMINI.md, .geminiignore, and the project's .env (it sets
- * GEMINI_API_KEY and GOOGLE_GEMINI_BASE_URL: where the next session's
- * conversation goes).
+ * with hooks and MCP servers, commands, skills, agents, policies, its .env,
+ * system.md), GEMINI.md and .geminiignore.  Not the project's own .env,
+ * which gemini also loads: the host puts an empty directory where a
+ * protected file is missing, and a directory named .env breaks every other
+ * tool that reads one (docs/decisions.md).
  */
-static const char *const PROJECT_PROTECTED[] = {".gemini/", "GEMINI.md", ".geminiignore",
-						".env", NULL};
+static const char *const PROJECT_PROTECTED[] = {".gemini/", "GEMINI.md", ".geminiignore", NULL};
 /* Working: "⠸ Thinking... (esc to cancel, 3s)". */
 static const char *const WORKING_MARKERS[] = {"(esc to cancel,", NULL};
 /*

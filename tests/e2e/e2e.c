@@ -131,6 +131,45 @@ gemini_state(const struct e2e *e)
 	free(path);
 }
 
+/* opencode's config in the test HOME: the stand-in as an OpenAI-compatible
+ * provider (bundled: nothing to install), asking before shell commands (its
+ * default runs them), and its plugin package seeded where it would npm-
+ * install it at start (offline: forever). */
+static void
+opencode_state(const struct e2e *e)
+{
+	char *path = fmt("%s/.config/opencode/opencode.json", e->te.home);
+	char *text = fmt("{\"model\": \"e2e/e2e-model\", \"autoupdate\": false, "
+			 "\"share\": \"disabled\", \"permission\": {\"bash\": \"ask\"},\n"
+			 " \"provider\": {\"e2e\": {\"npm\": \"@ai-sdk/openai-compatible\",\n"
+			 "  \"options\": {\"baseURL\": \"http://127.0.0.1:%d/v1\", "
+			 "\"apiKey\": \"sk-e2e\"},\n"
+			 "  \"models\": {\"e2e-model\": {\"tool_call\": true}}}}}\n",
+			 e->port);
+	struct run r;
+	char *from = fmt("%s/opencode-plugin/.", e->cache);
+	char *to = fmt("%s/.config/opencode/", e->te.home);
+	/* hard links (64 MB, for every test): a copy across file systems */
+	const char *ln[] = { "cp", "-Rl", from, to, NULL };
+	const char *cp[] = { "cp", "-R", from, to, NULL };
+
+	write_file(path, text, 0600);
+	run_argv(&r, &e->te, ln, NULL);
+	if (r.code != 0) {
+		run_free(&r);
+		run_argv(&r, &e->te, cp, NULL);
+	}
+	cr_assert_eq(r.code, 0, "cp %s: %s", from, r.err);
+	run_free(&r);
+	char *stamp = fmt("%s/.config/opencode/.hqt-installed", e->te.home);
+	unlink(stamp);
+	free(stamp);
+	free(from);
+	free(to);
+	free(text);
+	free(path);
+}
+
 static void
 start_server(struct e2e *e, const struct e2e_server *srv)
 {
@@ -231,6 +270,7 @@ e2e_init_server(struct e2e *e, enum e2e_codex codex, const char *ini_extra,
 	e2e_codex_config(e, url);
 	free(url);
 	gemini_state(e);
+	opencode_state(e);
 
 	/* Nothing of the machine's own harness set-up reaches the test. */
 	for (char **v = environ; *v; v++) {
@@ -282,6 +322,15 @@ e2e_init_server(struct e2e *e, enum e2e_codex codex, const char *ini_extra,
 	tenv_put(&e->te, "COPILOT_MODEL", "claude-sonnet-4.6");
 	tenv_put(&e->te, "COPILOT_PROVIDER_WIRE_MODEL", "e2e-model");
 	tenv_put(&e->te, "COPILOT_OFFLINE", "true");
+	/* opencode: no models catalogue, update, sharing, default plugins or
+	 * LSP downloads (the study's five switches) */
+	static const char *const oc_off[] = {
+		"OPENCODE_DISABLE_MODELS_FETCH", "OPENCODE_DISABLE_AUTOUPDATE",
+		"OPENCODE_DISABLE_SHARE", "OPENCODE_DISABLE_DEFAULT_PLUGINS",
+		"OPENCODE_DISABLE_LSP_DOWNLOAD", NULL,
+	};
+	for (const char *const *v = oc_off; *v; v++)
+		tenv_put(&e->te, *v, "1");
 	tenv_put(&e->te, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
 	tenv_put(&e->te, "HQT_PLUGIN_DIR", getenv("HQT_TEST_PLUGIN_DIR"));
 	tenv_put(&e->te, "NO_COLOR", NULL);

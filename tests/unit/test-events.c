@@ -192,6 +192,24 @@ Test(events, copilot_hooks_say_status_and_id)
 			   "\",\"toolName\":\"bash\"}", id), HQT_STATUS_UNKNOWN);
 }
 
+/* opencode 1.18.33's bus events, as hqt's bridge flattens them. */
+Test(events, opencode_bridge_says_status)
+{
+	char id[37];
+
+	cr_expect_eq(parse("opencode", "{\"type\":\"session.status\",\"session_id\":\"ses_a\","
+			   "\"status\":\"busy\"}", id), HQT_STATUS_WORKING);
+	cr_expect_str_eq(id, "");
+	cr_expect_eq(parse("opencode", "{\"type\":\"permission.asked\",\"session_id\":\"ses_a\"}", id),
+		     HQT_STATUS_NEEDS_INPUT);
+	cr_expect_eq(parse("opencode", "{\"type\":\"session.idle\",\"session_id\":\"ses_a\"}", id),
+		     HQT_STATUS_WAITING);
+	cr_expect_eq(parse("opencode", "{\"type\":\"session.status\",\"status\":\"idle\"}", id),
+		     HQT_STATUS_WAITING);
+	cr_expect_eq(parse("opencode", "{\"type\":\"session.created\",\"session_id\":\"ses_a\"}", id),
+		     HQT_STATUS_UNKNOWN);
+}
+
 Test(events, hostile_lines_say_nothing)
 {
 	static const char *const lines[] = {

@@ -703,7 +703,6 @@ Test(plugins, gemini_binds)
 	expect_bind(&b, ".gemini/hooks/notify.sh", HQT_BIND_RO);
 	expect_bind(&b, ".gemini/", HQT_BIND_PROJECT | HQT_BIND_PROTECT);
 	expect_bind(&b, "GEMINI.md", HQT_BIND_PROJECT | HQT_BIND_PROTECT);
-	expect_bind(&b, ".env", HQT_BIND_PROJECT | HQT_BIND_PROTECT);
 	binds_clear(&b);
 	harness_skip_flags(harness("gemini"), &flags);
 	expect_words(&flags, "--yolo", "--skip-trust", NULL);
@@ -796,7 +795,7 @@ Test(plugins, hostile_model_stays_one_word)
 {
 	static const struct { const char *harness, *flag; } all[] = {
 		{ "claude", "--model" }, { "codex", "-m" }, { "kiro", "--model" },
-		{ "gemini", "-m" }, { "qwen", "-m" }, { "copilot", "--model" },
+		{ "gemini", "-m" }, { "qwen", "-m" }, { "copilot", "--model" }, { "opencode", "-m" },
 		{ "aider", "--model" },
 	};
 
@@ -1398,4 +1397,80 @@ Test(plugins, kiro_capture_prefers_the_recorded_id)
 	free(id);
 	free(json);
 	free(p);
+}
+
+/* ---- opencode ---- */
+
+/* Its id (ses_...) from its own session.created in the session's event
+ * file, written by hqt's bridge: of the project's directory, since the
+ * spawn, the first one. */
+Test(plugins, opencode_captures_its_id_from_its_own_event)
+{
+	struct hqt_request req = request(NULL, NULL, 0, 1000);
+	char *events = fmt("%s/events", root), *id = NULL, *err = NULL;
+	time_t now = time(NULL);
+	char *text = fmt("{\"hqt_at\":1,\"type\":\"session.status\",\"session_id\":\"ses_x\","
+			 "\"status\":\"busy\"}\n"
+			 "{\"hqt_at\":1,\"type\":\"session.created\",\"session_id\":\"ses_old\","
+			 "\"directory\":\"%s\",\"created\":%lld}\n"
+			 "{\"hqt_at\":1,\"type\":\"session.created\",\"session_id\":\"ses_other\","
+			 "\"directory\":\"/elsewhere\",\"created\":%lld}\n"
+			 "{\"hqt_at\":1,\"type\":\"session.created\",\"session_id\":\"ses_dbfe91bbdffeq\","
+			 "\"directory\":\"%s\",\"created\":%lld}\n"
+			 "{\"hqt_at\":1,\"type\":\"session.created\",\"session_id\":\"ses_later\","
+			 "\"directory\":\"%s\",\"created\":%lld}\n",
+			 project, (long long)(now - 3600) * 1000, (long long)now * 1000, project,
+			 (long long)now * 1000, project, (long long)(now + 5) * 1000);
+
+	req.spawned_at = now - 10;
+	/* no event file: not yet */
+	cr_assert_eq(harness_capture_id(harness("opencode"), &req, &id, &err), 0, "%s", err);
+	write_file(events, text, 0600);
+	req.event_file = events;
+	cr_assert_eq(harness_capture_id(harness("opencode"), &req, &id, &err), 1, "%s", err);
+	cr_expect_str_eq(id, "ses_dbfe91bbdffeq");
+	free(id);
+	free(text);
+	free(events);
+}
+
+Test(plugins, opencode_argv_and_its_bridge_per_launch)
+{
+	struct hqt_request req = request(NULL, "e2e/e2e-model", 1, 1000);
+	struct hqt_binds b = { NULL, 0 };
+	struct hqt_cmd c;
+
+	unsetenv("OPENCODE_CONFIG_CONTENT");
+	spawn(&c, "opencode", req);
+	expect_words(&c.argv, "opencode", "-m", "e2e/e2e-model", "--auto", NULL);
+	expect_words(&c.env, "OPENCODE_DISABLE_PROJECT_CONFIG=1", NULL);
+	hqt_cmd_clear(&c);
+	/* nothing to resume before its id is known */
+	cr_expect_eq(resume(&c, "opencode", request(NULL, NULL, 0, 1000)), 1);
+	hqt_cmd_clear(&c);
+	cr_assert_eq(resume(&c, "opencode", request("ses_dbfe91bbdffeq", NULL, 0, 1000)), 0);
+	expect_words(&c.argv, "opencode", "-s", "ses_dbfe91bbdffeq", NULL);
+	hqt_cmd_clear(&c);
+
+	/* the bridge, added to the user's own config content */
+	setenv("OPENCODE_CONFIG_CONTENT", "{\"plugin\":[\"mine\"],\"theme\":\"x\"}", 1);
+	req = request(NULL, NULL, 0, 1000);
+	req.event_file = "/run/hqt/events/1";
+	req.event_command = "/usr/lib/hqt/hqt-event";
+	spawn(&c, "opencode", req);
+	const char *got = env_of(&c, "OPENCODE_CONFIG_CONTENT");
+	char *want = fmt("{\"plugin\":[\"mine\",\"file://%s/hqt-opencode.js\"],\"theme\":\"x\"}",
+			 getenv("HQT_TEST_PLUGIN_DIR"));
+	cr_expect(got != NULL && strcmp(got, want) == 0, "got %s", got ? got : "(none)");
+	free(want);
+	hqt_cmd_clear(&c);
+	unsetenv("OPENCODE_CONFIG_CONTENT");
+
+	harness_binds(harness("opencode"), &b);
+	expect_bind(&b, ".config/opencode", HQT_BIND_STATE);
+	expect_bind(&b, ".local/share/opencode", HQT_BIND_STATE);
+	expect_bind(&b, ".config/opencode/opencode.json", HQT_BIND_RO);
+	expect_bind(&b, ".local/share/opencode/auth.json", HQT_BIND_RO);
+	expect_bind(&b, ".opencode/", HQT_BIND_PROJECT | HQT_BIND_PROTECT);
+	binds_clear(&b);
 }
