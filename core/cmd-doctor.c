@@ -1,6 +1,7 @@
 /* cmd-doctor.c: hqt doctor [--json]: what works on this machine, and the fix
  * for what does not. */
 #include "cmd.h"
+#include "gitstore.h"
 #include "json-out.h"
 #include "sandbox.h"
 #include "session.h"
@@ -143,6 +144,25 @@ check_network(struct report *r, const char *bwrap)
 			      "sockets (X11, D-Bus)", abi > 0 ? "ABI below 6" : "no Landlock"),
 		    xstrdup("use net = allow or off, or a kernel of 6.12 or newer"));
 	free(squid);
+}
+
+/* Commits from a sandbox (gitstore.h) need a git whose upload-pack can
+ * serve a store safely. */
+static void
+check_git_store(struct report *r)
+{
+	char *why = NULL;
+
+	if (gitstore_supported(&why))
+		add(r, "git commits", true, false,
+		    xstrdup("sandboxed writable sessions in a worktree commit into a git store of "
+			    "their own, imported by hqt sync and when they end"), NULL);
+	else
+		add(r, "git commits", false, false,
+		    xasprintf("%s: sandboxed sessions cannot commit (their .git stays read-only)",
+			      why),
+		    xstrdup("install git 2.39.4 or newer: sudo apt-get install git"));
+	free(why);
 }
 
 /* The nearest existing ancestor of path, for a database not created yet. */
@@ -378,6 +398,8 @@ cmd_doctor_exec(struct hqt_app *app, int argc, char **argv)
 	bool sandbox = check_bwrap(&r, &bwrap);
 	if (sandbox && bwrap != NULL)
 		check_network(&r, bwrap);
+	if (sandbox)
+		check_git_store(&r);
 	free(bwrap);
 	check_db(&r, app->cfg.db_path);
 	cmd_registry(app);

@@ -1,6 +1,7 @@
 /* cmd-list.c: hqt list [--json]: every session with its live status. */
 #include "cmd.h"
 #include "db.h"
+#include "gitstore.h"
 #include "json-out.h"
 #include "project.h"
 #include "session.h"
@@ -23,7 +24,9 @@ const struct cmd_entry cmd_list_entry = {
 		"  --json           a JSON array\n"
 		"\n"
 		"Status: working, waiting (needs you), exited (window kept), gone (no window;\n"
-		"hqt resume brings it back).\n",
+		"hqt resume brings it back); \"(commits to sync)\" after it: the sandboxed\n"
+		"agent committed what hqt sync would bring into its branch, \"(diverged)\":\n"
+		"the last import could not move the branch (hqt show).\n",
 	.exec = cmd_list_exec,
 	.needs = CMD_DB,
 };
@@ -41,6 +44,25 @@ sandbox_text(const struct db_session *s, char *buf, size_t len)
 			 net == CONFIG_NET_ALLOW ? "allow" : net == CONFIG_NET_ON ? "net" : "nonet");
 		return buf;
 	default: return "?";
+	}
+}
+
+/* A session's commits not on its branch yet, as the store's refs say
+ * (read as data, gitstore.h): " (commits to sync)", " (diverged)". */
+static const char *
+git_text(const struct db_session *s)
+{
+	struct gitstore_at at = { s->project_path, s->worktree, s->git_store, s->branch, NULL };
+	struct gitstore_look look;
+
+	if (s->git_store == NULL || s->branch == NULL)
+		return "";
+	gitstore_look(&at, &look);
+	switch (look.state) {
+	case GITSTORE_UNIMPORTED: return " (commits to sync)";
+	case GITSTORE_DIVERGED: return " (diverged)";
+	case GITSTORE_UNREADABLE: return " (git store unreadable)";
+	default: return "";
 	}
 }
 
@@ -136,9 +158,10 @@ cmd_list_exec(struct hqt_app *app, int argc, char **argv)
 		char *project = text_cell(s->project, 12);
 		char *harness = text_cell(s->harness, 8);
 		char *model = text_cell(s->model ? s->model : "-", 12);
-		printf("%-4lld %s %s %s %s %-9s %s\n", s->id, nick, project, harness, model,
+		printf("%-4lld %s %s %s %s %-9s %s%s\n", s->id, nick, project, harness, model,
 		       sandbox_text(s, sb, sizeof sb),
-		       st[i] == SESSION_NEEDS ? "needs you" : session_status_name(st[i]));
+		       st[i] == SESSION_NEEDS ? "needs you" : session_status_name(st[i]),
+		       git_text(s));
 		free(nick);
 		free(project);
 		free(harness);

@@ -2,7 +2,9 @@
  * kill and rm.  Each is its own
  * table entry; they share the way a session is named and looked up. */
 #include "cmd.h"
+#include "gitstore.h"
 #include "session.h"
+#include "text.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -15,6 +17,7 @@ static int attach_exec(struct hqt_app *app, int argc, char **argv);
 static int resume_exec(struct hqt_app *app, int argc, char **argv);
 static int kill_exec(struct hqt_app *app, int argc, char **argv);
 static int rm_exec(struct hqt_app *app, int argc, char **argv);
+static int sync_exec(struct hqt_app *app, int argc, char **argv);
 
 const struct cmd_entry cmd_attach_entry = {
 	.name = "attach",
@@ -63,6 +66,23 @@ const struct cmd_entry cmd_rm_entry = {
 	.needs = CMD_TMUX,
 	.target = CMD_TARGET_SESSIONS,
 	.done = "removed",
+};
+const struct cmd_entry cmd_sync_entry = {
+	.name = "sync",
+	.usage = "sync SESSION... | --all",
+	.summary = "import the commits a sandboxed session made into its branch",
+	.help = "A sandboxed writable session in a worktree commits into a git store of its\n"
+		"own; sync brings its branch into the project with git fetch (fsck on, the\n"
+		"store served from a sandbox) and moves the session's branch when that is a\n"
+		"fast-forward, or the agent's rewrite of a branch you have not committed on.\n"
+		"Otherwise nothing moves and sync says \"diverged\" and where the agent's tip\n"
+		"is.  It also happens when the harness ends or the session is killed, and\n"
+		"before hqt rm.  --all: every session that has a store.  Exit 1 when any\n"
+		"import failed or diverged.  docs/sandbox.md, \"Commits\".\n",
+	.exec = sync_exec,
+	.needs = CMD_DB,
+	.target = CMD_TARGET_SESSIONS,
+	.done = "synced",
 };
 /* The one SESSION operand of e, looked up; NULL after printing the error. */
 static struct db_session *
@@ -277,4 +297,104 @@ rm_exec(struct hqt_app *app, int argc, char **argv)
 	}
 	argv[n] = NULL;
 	return act(app, &cmd_rm_entry, n, argv, rm_one);
+}
+
+/* One session's import, reported: what came, what deserves a look. */
+static int
+sync_one(struct hqt_app *app, const struct db_session *s, char **err)
+{
+	struct gitstore_import im;
+	char *b;
+
+	if (session_sync(app, s, &im, err) != 0)
+		return -1;
+	b = text_escape(s->branch, 80);
+	switch (im.how) {
+	case GITSTORE_NOTHING:
+		printf("%lld: nothing new on %s\n", s->id, b);
+		break;
+	case GITSTORE_FAST_FORWARD:
+	case GITSTORE_REWRITTEN:
+		printf("%lld: %ld commit%s imported into %s%s\n", s->id, im.commits,
+		       im.commits == 1 ? "" : "s", b,
+		       im.how == GITSTORE_REWRITTEN ? " (the agent rewrote it; the old tip is "
+						       "in its reflog)" : "");
+		break;
+	case GITSTORE_NOT_MOVED: {
+		char *mirror = gitstore_mirror_ref(s->git_store, s->branch);
+		char *m = text_escape(mirror, 200);
+		printf("%lld: diverged: %s has commits the agent's branch lacks, so it did not "
+		       "move; the agent's tip %.12s is %s (git merge it)\n", s->id, b, im.tip, m);
+		free(m);
+		free(mirror);
+		break;
+	}
+	}
+	for (size_t i = 0; i < im.lines.n; i++)
+		printf("  %s\n", im.lines.v[i]);
+	if (im.commits > (long)im.lines.n)
+		printf("  ... and %ld more\n", im.commits - (long)im.lines.n);
+	for (size_t i = 0; i < im.flags.n; i++)
+		printf("  look: %s\n", im.flags.v[i]);
+	free(b);
+	if (im.how == GITSTORE_NOT_MOVED) {
+		gitstore_import_clear(&im);
+		set_err(err, "its branch diverged");
+		return -1;
+	}
+	gitstore_import_clear(&im);
+	return 0;
+}
+
+static int
+sync_exec(struct hqt_app *app, int argc, char **argv)
+{
+	struct db_session_list *l = NULL;
+	char *err = NULL;
+	int rc = EXIT_OK;
+
+	if (argc != 2 || strcmp(argv[1], "--all") != 0) {
+		struct cmd_sessions v;
+		int first = 1;
+
+		if (argc == 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0))
+			return cmd_print_help(&cmd_sync_entry);
+		if (argc >= 2 && strcmp(argv[1], "--") == 0)
+			first = 2;
+		else
+			for (int i = 1; i < argc; i++)
+				if (argv[i][0] == '-' && argv[i][1] != '\0')
+					return cmd_usage_error(&cmd_sync_entry, "unknown option '%s'",
+							       argv[i]);
+		if (argc - first < 1)
+			return cmd_usage_error(&cmd_sync_entry, "sync needs a SESSION (a number or "
+					       "a nickname), or --all");
+		if (cmd_prepare(app, &cmd_sync_entry, argv + first, argc - first, &v) != 0)
+			return EXIT_FAIL;
+		for (size_t k = 0; k < v.n; k++)
+			if (sync_one(app, v.v[k], &err) != 0) {
+				cmd_error("session %lld: %s", v.v[k]->id, err);
+				free(err);
+				err = NULL;
+				rc = EXIT_FAIL;
+			}
+		cmd_sessions_free(&v);
+		return rc;
+	}
+	if (cmd_prepare(app, &cmd_sync_entry, NULL, 0, NULL) != 0)
+		return EXIT_FAIL;
+	if (db_session_list(app->db, 0, &l, &err) != 0) {
+		cmd_error("%s", err);
+		free(err);
+		return EXIT_FAIL;
+	}
+	for (size_t i = 0; i < l->n; i++)
+		if (l->v[i].git_store != NULL && sync_one(app, &l->v[i], &err) != 0) {
+			cmd_error("session %lld: %s", l->v[i].id, err);
+			free(err);
+			err = NULL;
+			rc = EXIT_FAIL;
+		}
+	db_session_list_free(l);
+	return rc;
 }

@@ -1,6 +1,7 @@
 /* cmd-show.c: hqt show SESSION [--json]: one session in full, with the exact
  * command line its window runs. */
 #include "cmd.h"
+#include "gitstore.h"
 #include "json-out.h"
 #include "session.h"
 #include "worktree.h"
@@ -70,6 +71,59 @@ field(const char *name, const char *value)
 	free(v);
 }
 
+/* The session's git store: where, what the agent has, what the last
+ * import brought and what of it deserves a look (all escaped: an agent
+ * wrote the messages, gitstore.c). */
+static void
+show_git_store(const struct db_session *s)
+{
+	struct gitstore_at at = { s->project_path, s->worktree, s->git_store, s->branch, NULL };
+	struct gitstore_look look;
+	struct gitstore_import im;
+	char *line;
+
+	gitstore_look(&at, &look);
+	switch (look.state) {
+	case GITSTORE_IMPORTED:
+		line = xasprintf("%s (its commits are on %s)", s->git_store, s->branch);
+		break;
+	case GITSTORE_UNIMPORTED:
+		line = xasprintf("%s (the agent's tip %.12s is not on %s yet: hqt sync %lld)",
+				 s->git_store, look.tip, s->branch, s->id);
+		break;
+	case GITSTORE_DIVERGED:
+	{
+		char *mirror = gitstore_mirror_ref(s->git_store, s->branch);
+		line = xasprintf("%s (diverged: you committed on %s; the agent's tip %.12s is "
+				 "%s: merge it, or hqt rm --force %lld)", s->git_store, s->branch,
+				 look.tip, mirror, s->id);
+		free(mirror);
+		break;
+	}
+	default:
+		line = xasprintf("%s (unreadable: its refs are not what git writes)", s->git_store);
+		break;
+	}
+	field("git store", line);
+	free(line);
+	if (look.head[0] != '\0') {
+		line = xasprintf("on %s, not %s: only %s is imported", look.head, s->branch, s->branch);
+		field("agent's HEAD", line);
+		free(line);
+	}
+	if (gitstore_last(s->git_store, &im) != 0)
+		return;
+	line = xasprintf("%ld commit%s, %s", im.commits, im.commits == 1 ? "" : "s",
+			 gitstore_how_name(im.how));
+	field("last import", line);
+	free(line);
+	for (size_t i = 0; i < im.lines.n; i++)
+		field("", im.lines.v[i]);
+	for (size_t i = 0; i < im.flags.n; i++)
+		field(i == 0 ? "look before use" : "", im.flags.v[i]);
+	gitstore_import_clear(&im);
+}
+
 static int
 cmd_show_exec(struct hqt_app *app, int argc, char **argv)
 {
@@ -119,6 +173,24 @@ cmd_show_exec(struct hqt_app *app, int argc, char **argv)
 				json_object_set_new(o, "net_denied", a);
 			}
 			strv_clear(&d);
+		}
+		if (s->git_store != NULL) {
+			struct gitstore_import im;
+			json_t *g = json_object_get(o, "git_store");
+			if (g != NULL && gitstore_last(s->git_store, &im) == 0) {
+				json_t *li = json_object(), *cl = json_array(), *f = json_array();
+				json_object_set_new(li, "how", json_string(gitstore_how_name(im.how)));
+				json_object_set_new(li, "tip", json_string_or_null(im.tip));
+				json_object_set_new(li, "commits", json_integer(im.commits));
+				for (size_t i = 0; i < im.lines.n; i++)
+					json_array_append_new(cl, json_string_or_null(im.lines.v[i]));
+				for (size_t i = 0; i < im.flags.n; i++)
+					json_array_append_new(f, json_string_or_null(im.flags.v[i]));
+				json_object_set_new(li, "lines", cl);
+				json_object_set_new(li, "flags", f);
+				json_object_set_new(g, "last_import", li);
+				gitstore_import_clear(&im);
+			}
 		}
 		if (cmd_err != NULL)
 			json_object_set_new(o, "argv_error", json_string_or_null(cmd_err));
@@ -180,6 +252,8 @@ cmd_show_exec(struct hqt_app *app, int argc, char **argv)
 		free(stat_line);
 		free(shown);
 	}
+	if (s->git_store != NULL && s->branch != NULL)
+		show_git_store(s);
 	line = cmd_err != NULL ? xasprintf("(cannot build: %s)", cmd_err) : strv_join_quoted(&cmdv);
 	field("command", line);
 	free(line);

@@ -21,6 +21,7 @@ extern const struct cmd_entry cmd_attach_entry;
 extern const struct cmd_entry cmd_resume_entry;
 extern const struct cmd_entry cmd_kill_entry;
 extern const struct cmd_entry cmd_rm_entry;
+extern const struct cmd_entry cmd_sync_entry;
 extern const struct cmd_entry cmd_project_entry;
 extern const struct cmd_entry cmd_complete_entry;
 extern const struct cmd_entry cmd_plugins_entry;
@@ -36,6 +37,7 @@ const struct cmd_entry *const cmd_table[] = {
 	&cmd_resume_entry,
 	&cmd_kill_entry,
 	&cmd_rm_entry,
+	&cmd_sync_entry,
 	&cmd_project_entry,
 	&cmd_complete_entry,
 	&cmd_plugins_entry,

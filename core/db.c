@@ -120,6 +120,7 @@ static const char schema_latest[] =
 	"  base TEXT,\n"
 	"  attention_since INTEGER,\n"
 	"  seen_at INTEGER,\n"
+	"  git_store TEXT,\n"
 	"  UNIQUE (project_id, nickname)\n"
 	");\n";
 
@@ -135,6 +136,7 @@ static const struct migration {
 	     "ALTER TABLE sessions ADD COLUMN base TEXT;" },
 	{ 4, "ALTER TABLE sessions ADD COLUMN attention_since INTEGER;"
 	     "ALTER TABLE sessions ADD COLUMN seen_at INTEGER;" },
+	{ 5, "ALTER TABLE sessions ADD COLUMN git_store TEXT;" },
 };
 
 static const char *const state_names[] = {
@@ -148,7 +150,7 @@ static const char *const state_names[] = {
 	"s.id, s.project_id, p.name, p.path, s.harness, s.nickname, s.model, " \
 	"s.harness_session_id, s.state, s.created_at, s.spawned_at, "          \
 	"s.exit_message, s.sandbox_json, s.worktree, s.branch, s.base, "       \
-	"s.attention_since, s.seen_at "                                        \
+	"s.attention_since, s.seen_at, s.git_store "                           \
 	"FROM sessions s JOIN projects p ON p.id = s.project_id "
 
 #define PROJECT_COLS                                                     \
@@ -1390,6 +1392,7 @@ session_clear(struct db_session *s)
 	free(s->worktree);
 	free(s->branch);
 	free(s->base);
+	free(s->git_store);
 	memset(s, 0, sizeof *s);
 }
 
@@ -1461,6 +1464,7 @@ read_session(struct db *db, sqlite3_stmt *st, struct db_session *s, char **err)
 	s->base = col_str(st, 15);
 	s->attention_since = sqlite.column_int64(st, 16);
 	s->seen_at = sqlite.column_int64(st, 17);
+	s->git_store = col_str(st, 18);
 	/* NOT NULL columns: never NULL for the caller either. */
 	if (s->project == NULL)
 		s->project = xstrdup("");
@@ -1568,12 +1572,12 @@ db_session_insert(struct db *db, const struct db_session_new *s,
 	 * fails the UNIQUE constraint (and is looked up only then). */
 	if (prep(db, "INSERT INTO sessions (id, project_id, harness, nickname, model, "
 		 "harness_session_id, state, created_at, spawned_at, sandbox_json, worktree, "
-		 "branch, base) SELECT nullif(?1, 0), ?2, ?3, ?4, ?5, ?6, ?7, ?8, nullif(?9, 0), "
-		 "?10, ?11, ?12, ?13 WHERE EXISTS (SELECT 1 FROM projects WHERE id = ?2)", &st,
+		 "branch, base, git_store) SELECT nullif(?1, 0), ?2, ?3, ?4, ?5, ?6, ?7, ?8, "
+		 "nullif(?9, 0), ?10, ?11, ?12, ?13, ?14 WHERE EXISTS (SELECT 1 FROM projects WHERE id = ?2)", &st,
 		 err, what) < 0 ||
-	    bind(db, st, err, what, "iitttttiitttt", s->id, s->project_id, s->harness,
+	    bind(db, st, err, what, "iitttttiittttt", s->id, s->project_id, s->harness,
 		 s->nickname, s->model, s->harness_session_id, state, now(), s->spawned_at,
-		 s->sandbox_json, s->worktree, s->branch, s->base) < 0)
+		 s->sandbox_json, s->worktree, s->branch, s->base, s->git_store) < 0)
 		goto end;
 	if (step(db, st, true, &e, what) != SQLITE_DONE) {
 		if (s->nickname != NULL &&

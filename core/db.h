@@ -25,7 +25,7 @@
  * - Times are Unix seconds.
  */
 
-#define DB_SCHEMA_VERSION 4 /* what db_open creates or migrates to */
+#define DB_SCHEMA_VERSION 5 /* what db_open creates or migrates to */
 
 struct db; /* an open database; one per process (or thread) is enough */
 
@@ -123,6 +123,8 @@ struct db_session {
 	char *base;                /* the commit it started from */
 	long long attention_since; /* 0, or when it began to need the user (a prompt) */
 	long long seen_at;         /* 0, or when the user last looked (attach, preview) */
+	char *git_store;           /* NULL, or the directory of its private git store
+				    * (gitstore.h): a sandboxed writable worktree's */
 };
 
 struct db_session_list {
@@ -143,6 +145,7 @@ struct db_session_new {
 	enum db_state state;            /* DB_STATE_CREATED when 0 */
 	long long spawned_at;           /* 0: never spawned */
 	const char *worktree, *branch, *base;  /* may be NULL */
+	const char *git_store;          /* may be NULL */
 };
 
 /*

@@ -51,18 +51,38 @@ git_env(void)
 		if (strncmp(*e, "GIT_", 4) != 0)
 			strv_push(&env, *e);
 	strv_push(&env, "GIT_TERMINAL_PROMPT=0");
+	/* Whatever an inherited GIT_NO_LAZY_FETCH=0 says: a fetch from a
+	 * session's store must never make its upload-pack fetch with the
+	 * store's configuration (CVE-2024-32465). */
+	strv_push(&env, "GIT_NO_LAZY_FETCH=1");
 	return strv_detach(&env);
 }
 
 int
 git_run(const char *dir, const char *const args[], struct spawn_result *r, char **err)
 {
-	struct spawn_opts o = { .cwd = dir, .timeout_ms = GIT_TIMEOUT_MS };
+	return git_run_input(dir, args, NULL, r, err);
+}
+
+int
+git_run_input(const char *dir, const char *const args[], const char *input,
+	      struct spawn_result *r, char **err)
+{
+	struct spawn_opts o = { .cwd = dir, .timeout_ms = GIT_TIMEOUT_MS, .input = input };
 	struct strv argv = STRV_INIT;
-	const char *verb = args[0] != NULL ? args[0] : "";
+	const char *verb = "";
 	char **env = git_env();
 	int rc;
 
+	/* The verb, for the error: past the caller's "-c KEY=VALUE"s. */
+	for (size_t i = 0; args[i] != NULL; i++) {
+		if (strcmp(args[i], "-c") == 0 && args[i + 1] != NULL) {
+			i++;
+			continue;
+		}
+		verb = args[i];
+		break;
+	}
 	strv_push(&argv, "git");
 	for (size_t i = 0; i < ARRAY_SIZE(git_safe); i++)
 		strv_push(&argv, git_safe[i]);

@@ -21,6 +21,9 @@
  * spawn_result_free.
  */
 int git_run(const char *dir, const char *const args[], struct spawn_result *r, char **err);
+/* The same with input (NULL: none) on git's stdin. */
+int git_run_input(const char *dir, const char *const args[], const char *input,
+		  struct spawn_result *r, char **err);
 
 /*
  * The gitlinks of the checkout at dir (index entries of mode 160000: where

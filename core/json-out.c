@@ -1,5 +1,6 @@
 /* json-out.c: printing --json documents the same way everywhere. */
 #include "json-out.h"
+#include "gitstore.h"
 
 #include <string.h>
 #include "cmd.h"
@@ -107,6 +108,23 @@ json_session(const struct db_session *s, const char *status, const char *attenti
 	json_object_set_new_nocheck(o, "exit_message", json_string_or_null(s->exit_message));
 	json_object_set_new_nocheck(o, "worktree", json_string_or_null(s->worktree));
 	json_object_set_new_nocheck(o, "branch", json_string_or_null(s->branch));
+	if (s->git_store != NULL && s->branch != NULL) {
+		/* Read as data: no git runs in the store (gitstore.h). */
+		struct gitstore_at at = { s->project_path, s->worktree, s->git_store, s->branch,
+					  NULL };
+		struct gitstore_look look;
+		json_t *g = json_object();
+
+		gitstore_look(&at, &look);
+		json_object_set_new_nocheck(g, "path", json_string_or_null(s->git_store));
+		json_object_set_new_nocheck(g, "state",
+					    json_string_nocheck(gitstore_state_name(look.state)));
+		json_object_set_new_nocheck(g, "tip", json_string_or_null(look.tip[0] ? look.tip
+									      : NULL));
+		json_object_set_new_nocheck(g, "head_elsewhere",
+					    json_string_or_null(look.head[0] ? look.head : NULL));
+		json_object_set_new_nocheck(o, "git_store", g);
+	}
 	if (argv != NULL)
 		json_object_set_new_nocheck(o, "argv", json_strv(argv));
 	return o;

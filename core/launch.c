@@ -16,11 +16,12 @@
  * dir/plan: NUL-terminated words, so that any byte but NUL (which no argv
  * word, path or environment entry can hold) passes unchanged:
  *   "hqt-plan-2" EXE CWD ("plain" | "sandbox") ARGC ARGV... ENVC ENVP...
- *   NETDIR SQUID NETC HOSTS... "end"
- * The counts are decimal; NETDIR and SQUID are "" without net = allow.
+ *   NETDIR SQUID NETC HOSTS... GITC GIT... "end"
+ * The counts are decimal; NETDIR and SQUID are "" without net = allow; GIT
+ * is none or the four words of struct launch_plan's git (sandboxed only).
  * "end" proves the file whole.
  */
-#define PLAN_MAGIC "hqt-plan-2"
+#define PLAN_MAGIC "hqt-plan-3"
 #define PLAN_MAX (8u << 20)  /* far above ARG_MAX: bwrap's argv and an environment */
 #define SECCOMP_MAX (1u << 20)
 
@@ -34,6 +35,7 @@ launch_plan_clear(struct launch_plan *p)
 	free(p->net_dir);
 	free(p->squid);
 	strv_clear(&p->net_hosts);
+	strv_clear(&p->git);
 	memset(p, 0, sizeof *p);
 }
 
@@ -135,6 +137,9 @@ launch_plan_write(const char *dir, const struct launch_plan *p, int seccomp_fd, 
 	strv_pushf(&w, "%zu", p->net_hosts.n);
 	for (size_t i = 0; i < p->net_hosts.n; i++)
 		put(&w, p->net_hosts.v[i]);
+	strv_pushf(&w, "%zu", p->git.n);
+	for (size_t i = 0; i < p->git.n; i++)
+		put(&w, p->git.v[i]);
 	put(&w, "end");
 	for (size_t i = 0; i < w.n; i++)
 		len += strlen(w.v[i]) + 1;
@@ -227,7 +232,10 @@ launch_plan_read(const char *dir, struct launch_plan *p, int *seccomp_fd, char *
 	    (strcmp(mode, "plain") != 0 && strcmp(mode, "sandbox") != 0) ||
 	    next_words(&r, &p->argv) != 0 || next_words(&r, &p->envp) != 0 ||
 	    (net_dir = next_word(&r)) == NULL || (squid = next_word(&r)) == NULL ||
-	    next_words(&r, &p->net_hosts) != 0 ||
+	    next_words(&r, &p->net_hosts) != 0 || next_words(&r, &p->git) != 0 ||
+	    (p->git.n != 0 && (p->git.n != 4 || strcmp(mode, "sandbox") != 0 ||
+			       p->git.v[0][0] != '/' || p->git.v[1][0] != '/' ||
+			       p->git.v[2][0] != '/')) ||
 	    (w = next_word(&r)) == NULL || strcmp(w, "end") != 0 || r.off != r.len ||
 	    exe[0] != '/' || cwd[0] != '/' || p->argv.n == 0 ||
 	    (*net_dir != '\0' && (net_dir[0] != '/' || squid[0] != '/' || strcmp(mode, "sandbox") != 0)))

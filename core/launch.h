@@ -31,6 +31,10 @@ struct launch_plan {
 	char *net_dir;
 	char *squid;
 	struct strv net_hosts;
+	/* A private git store (sandboxed, gitstore.h): the repository, the
+	 * worktree, the store and the branch, imported when the harness
+	 * ends; empty: none. */
+	struct strv git;
 };
 
 void launch_plan_clear(struct launch_plan *p);  /* and makes it empty again */

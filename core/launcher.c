@@ -20,8 +20,14 @@
  *   - we end the way the harness did (its exit status, or its signal), so
  *     tmux's #{pane_dead_status} and #{pane_dead_signal} are the harness's.
  *
- * Usage (by hqt only): hqt-launch DIR
+ *   - a session with a private git store (gitstore.h) has its commits
+ *     imported once the sandbox is gone, whether the harness ended or the
+ *     window was killed.
+ *
+ * Usage (by hqt only): hqt-launch DIR, and, as git's upload-pack of an
+ * import, hqt-launch --git-serve STORE OBJECTS PATH.
  */
+#include "gitstore.h"
 #include "launch.h"
 #include "process.h"
 #include "sandbox.h"
@@ -264,6 +270,32 @@ wait_gate(const char *dir, char **err)
 	return -1;
 }
 
+/* The import at the end (sandbox_at_end): its outcome on the pane, which
+ * may be gone already (then nobody reads it: `hqt show` will). */
+static void
+import_at_end(void *arg)
+{
+	const struct launch_plan *p = arg;
+	char *serve = self_exe(), *err = NULL;
+	struct gitstore_at at = { p->git.v[0], p->git.v[1], p->git.v[2], p->git.v[3], serve };
+	struct gitstore_import im;
+
+	signal(SIGPIPE, SIG_IGN);
+	if (gitstore_sync(&at, &im, &err) != 0) {
+		fprintf(stderr, "hqt: the session's commits were not imported: %s\n", err);
+		free(err);
+	} else {
+		if (im.how != GITSTORE_NOTHING)
+			fprintf(stderr, "hqt: %ld commit%s of the session %s\n", im.commits,
+				im.commits == 1 ? "" : "s",
+				im.how == GITSTORE_NOT_MOVED ? "imported, but its branch diverged "
+							       "(hqt show)"
+							     : "imported into its branch");
+		gitstore_import_clear(&im);
+	}
+	free(serve);
+}
+
 int
 main(int argc, char **argv)
 {
@@ -271,6 +303,12 @@ main(int argc, char **argv)
 	char *err = NULL, *path;
 	int ready, seccomp_fd = -1;
 
+	if (argc >= 2 && strcmp(argv[1], "--git-serve") == 0) {
+		gitstore_serve(argc, argv, &err);
+		fprintf(stderr, "hqt: %s\n", err != NULL ? err : "git-serve failed");
+		free(err);
+		return 128;
+	}
 	if (argc != 2 || argv[1][0] != '/') {
 		fprintf(stderr, "usage: hqt-launch DIR (run by hqt in a session's window)\n");
 		return 2;
@@ -284,6 +322,8 @@ main(int argc, char **argv)
 			/* Never returns once bwrap runs; the sandbox's
 			 * supervisor (core/sandbox.c). */
 			struct sandbox_net net = { strv_v(&p.net_hosts), p.squid, p.net_dir };
+			if (p.git.n == 4)
+				sandbox_at_end(import_at_end, &p);
 			sandbox_run(strv_v(&p.argv), strv_v(&p.envp), seccomp_fd, ready,
 				    p.net_dir != NULL ? &net : NULL, &err);
 		} else {

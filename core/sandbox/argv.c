@@ -455,7 +455,10 @@ argv_of_plan(const struct sandbox_input *in, const struct plan *pl, struct strv 
 	for (size_t i = 0; i < pl->pins.n; i++)
 		push3(&av, "--bind", pl->pins.v[i], pl->pins.v[i]);
 	for (size_t i = 0; i < pl->ro_top.n; i++)
-		push3(&av, "--ro-bind", pl->ro_top.v[i], pl->ro_top.v[i]);
+		push3(&av, "--ro-bind",
+		      pl->git_at != NULL && strcmp(pl->ro_top.v[i], pl->git_at) == 0 ? pl->git_file
+										: pl->ro_top.v[i],
+		      pl->ro_top.v[i]);
 	for (size_t i = 0; i < pl->sym_at.n; i++)
 		push3(&av, "--symlink", pl->sym_to.v[i], pl->sym_at.v[i]);
 

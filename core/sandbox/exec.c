@@ -163,6 +163,17 @@ on_signal(void *arg, int sig)
 	return w->done ? 1 : 0;
 }
 
+/* sandbox_at_end's work. */
+static void (*end_fn)(void *);
+static void *end_arg;
+
+void
+sandbox_at_end(void (*fn)(void *), void *arg)
+{
+	end_fn = fn;
+	end_arg = arg;
+}
+
 /*
  * The supervisor (SPEC §8.8): bwrap runs as our child; we know its init
  * (pid 1 of the sandbox, whose death takes every process in the sandbox
@@ -225,6 +236,9 @@ supervise(pid_t bwrap, int info_fd, int block_fd, struct proxy *px, const sigset
 		keep_denied(px->rundir);
 		proxy_stop(px);
 	}
+	/* Nothing of the sandbox runs any more. */
+	if (end_fn != NULL)
+		end_fn(end_arg);
 	if (WIFSIGNALED(w.status)) {
 		signal(WTERMSIG(w.status), SIG_DFL);
 		sigprocmask(SIG_UNBLOCK, waited, NULL);

@@ -27,6 +27,8 @@ plan_free(struct plan *pl)
 	free(pl->mnts);
 	strv_clear(&pl->pins);
 	strv_clear(&pl->ro_top);
+	free(pl->git_file);
+	free(pl->git_at);
 	strv_clear(&pl->mk_dirs);
 	strv_clear(&pl->mk_files);
 	strv_clear(&pl->link_at);
@@ -255,7 +257,7 @@ git_pointer(const char *file, const char *prefix, const char *base)
 }
 
 static void
-plan_git(struct plan *pl, bool fs_rw, const char *home)
+plan_git(struct plan *pl, bool fs_rw, const char *home, const char *git_file)
 {
 	char *dotgit = path_join(pl->project, ".git");
 	struct stat st;
@@ -307,6 +309,14 @@ plan_git(struct plan *pl, bool fs_rw, const char *home)
 		char *gd = git_pointer(dotgit, "gitdir:", pl->project);
 		if (fs_rw)
 			protect_path(pl, dotgit);
+		/* Commits from the sandbox: its .git names the session's
+		 * own store instead, a file it cannot write either. */
+		if (fs_rw && git_file != NULL) {
+			free(pl->git_file);
+			free(pl->git_at);
+			pl->git_file = xstrdup(git_file);
+			pl->git_at = xstrdup(dotgit);
+		}
 		if (gd != NULL) {
 			char *cf = path_join(gd, "commondir");
 			char *common = git_pointer(cf, "", gd);
@@ -670,7 +680,7 @@ plan_build(const struct sandbox_input *in, struct plan *pl, char **err)
 	qsort(pl->mnts, pl->nmnts, sizeof *pl->mnts, mnt_cmp);
 
 	/* Read-only on top: the git directory, then every harness's project files. */
-	plan_git(pl, pol->fs_rw, in->home);
+	plan_git(pl, pol->fs_rw, in->home, in->git_file);
 	if (pl->refused != NULL) {
 		set_err(err, "%s", pl->refused);
 		goto fail;

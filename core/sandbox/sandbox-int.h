@@ -46,6 +46,9 @@ struct plan {
 	size_t nmnts;
 	struct strv pins;        /* directories bound onto themselves, see pin_parents */
 	struct strv ro_top;      /* re-bound read-only on top, in order */
+	char *git_file;          /* bound read-only at git_at (the worktree's .git,
+				  * in ro_top) instead of git_at itself; or NULL */
+	char *git_at;
 	struct strv mk_dirs;     /* created by prepare: empty hooks dirs, PROTECT dirs */
 	struct strv mk_files;    /* created by prepare: PROTECT files */
 	struct strv link_at, link_to;  /* every symlink met on the way to a path */

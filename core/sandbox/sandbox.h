@@ -130,6 +130,9 @@ struct sandbox_input {
 	const char *exe;        /* argv[0] as found on the host PATH (sandbox_find_exe),
 				 * symlinks unresolved; NULL: nothing to bind */
 	char *const *host_env;  /* the environment the allowlist is drawn from */
+	const char *git_file;   /* a writable project that is a linked worktree: the
+				 * file bound read-only over its .git ("gitdir: " its
+				 * private git store, gitstore.h); NULL: its own */
 	/* Filled by sandbox_command/sandbox_exec from the probe: */
 	const char *bwrap;      /* absolute path of bwrap */
 	unsigned features;      /* SANDBOX_F_* */
@@ -242,6 +245,9 @@ int sandbox_start_finish(struct sandbox_start *st, struct strv *argv, struct str
 void sandbox_start_free(struct sandbox_start *st);  /* accepts NULL */
 int sandbox_run(char *const argv[], char *const envp[], int seccomp_fd, int ready_fd,
 		const struct sandbox_net *net, char **err);
+/* Work for sandbox_run's supervisor once the sandbox is gone, before it
+ * leaves (the launcher imports the session's commits: gitstore.h). */
+void sandbox_at_end(void (*fn)(void *), void *arg);
 /* The hosts the proxy run in dir refused (proxy.h's proxy_denied): the
  * number appended to out, or -1 when it has no log. */
 int sandbox_net_denied(const char *dir, struct strv *out);

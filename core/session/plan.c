@@ -4,6 +4,7 @@
 #include "session.h"
 #include "session-int.h"
 #include "events.h"
+#include "gitstore.h"
 #include "log.h"
 #include "text.h"
 
@@ -135,6 +136,8 @@ session_plan_free(struct session_plan *p)
 	strv_clear(&p->net_hosts);
 	free(p->squid);
 	free(p->net_dir);
+	free(p->git_store);
+	free(p->git_file);
 	memset(p, 0, sizeof *p);
 }
 
@@ -374,6 +377,12 @@ session_plan(struct hqt_app *app, const struct db_session *s, bool resume,
 		goto fail;
 	}
 	p->private_home = xasprintf("%s/home", p->state_root);
+	/* Commits go to the session's own git store (gitstore.h). */
+	if (s->git_store != NULL && s->worktree != NULL && p->policy.fs_rw) {
+		p->git_store = gitstore_git(s->git_store);
+		p->git_file = gitstore_gitfile(s->git_store);
+		sandbox_policy_add_bind(&p->policy, p->git_store, HQT_BIND_RW);
+	}
 	if (sandbox_find_exe(p->cmd.argv.v[0], envp_get(host_env, "PATH"), &p->exe) != 0) {
 		char *shown = text_escape(p->cmd.argv.v[0], 80);
 		set_err(err, "cannot run '%s': not found on PATH", shown);
@@ -389,6 +398,7 @@ session_plan(struct hqt_app *app, const struct db_session *s, bool resume,
 	p->in.private_home = p->private_home;
 	p->in.exe = p->exe;
 	p->in.host_env = host_env;
+	p->in.git_file = p->git_file;
 	return 0;
 fail:
 	session_plan_free(p);
@@ -462,6 +472,18 @@ start_make(struct hqt_app *app, const struct db_session *s, bool resume, struct 
 		return -1;
 	}
 	if (st->p.sandboxed) {
+		if (st->p.git_file != NULL) {
+			struct gitstore_at at = { s->project_path, s->worktree, s->git_store,
+						  s->branch, NULL };
+			if (gitstore_ready(&at, err) != 0) {
+				start_free(st);
+				return -1;
+			}
+			strv_push(&st->git, s->project_path);
+			strv_push(&st->git, s->worktree);
+			strv_push(&st->git, s->git_store);
+			strv_push(&st->git, s->branch);
+		}
 		if ((st->box = sandbox_start_new(&st->p.in, err)) == NULL) {
 			start_free(st);
 			return -1;
@@ -508,6 +530,7 @@ start_write(struct start *st, const char *dir, char **err)
 			lp.squid = xstrdup(st->p.squid);
 			strv_pushv(&lp.net_hosts, (const char *const *)strv_v(&st->p.net_hosts));
 		}
+		strv_pushv(&lp.git, (const char *const *)strv_v(&st->git));
 	} else {
 		lp.exe = xstrdup(st->exe);
 		strv_pushv(&lp.argv, (const char *const *)strv_v(&st->p.cmd.argv));
@@ -532,6 +555,7 @@ start_free(struct start *st)
 	strv_clear(&st->env);
 	free(st->exe);
 	free(st->cannot);
+	strv_clear(&st->git);
 	memset(st, 0, sizeof *st);
 }
 

@@ -42,6 +42,9 @@ struct session_plan {
 	/* net = allow: the hosts ("+" expanded), squid, the proxy's directory */
 	struct strv net_hosts;
 	char *squid, *net_dir;
+	/* A private git store (gitstore.h): S/git, bound writable, and
+	 * S/gitfile, bound over the worktree's .git; NULL: none. */
+	char *git_store, *git_file;
 };
 void session_plan_free(struct session_plan *p);
 const struct harness *session_harness(struct hqt_app *app, const struct db_session *s, char **err);
@@ -55,6 +58,7 @@ struct start {
 	struct sandbox_start *box;   /* sandboxed: probed and planned */
 	char *exe;                   /* unsandboxed: p.cmd.argv[0] found on PATH */
 	char *cannot;                /* or why it cannot be run (no window opens) */
+	struct strv git;             /* launch_plan's git: imported at the end */
 };
 int start_make(struct hqt_app *app, const struct db_session *s, bool resume, struct start *st,
 	       char **err);

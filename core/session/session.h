@@ -110,12 +110,22 @@ int session_kill(struct hqt_app *app, const struct db_session *s, char **err);
 /* Kill (when running) and forget. */
 int session_rm(struct hqt_app *app, const struct db_session *s, char **err);
 /*
- * rm, and with it the session's worktree and branch: refused (nothing
- * done) when that would lose work (uncommitted or hidden changes, commits
- * neither merged nor pushed), unless force.  A worktree whose directory
- * vanished is pruned.
+ * rm, and with it the session's worktree and branch, and its git store
+ * after its commits were imported: refused when that would lose work
+ * (uncommitted or hidden changes, commits neither merged nor pushed, the
+ * agent's commits not imported or diverged), unless force: before the
+ * session is stopped (nothing done), or after (what it committed
+ * meanwhile).  A worktree whose directory vanished is pruned.
  */
 int session_remove(struct hqt_app *app, const struct db_session *s, bool force, char **err);
+/*
+ * Import the commits of s's private git store into its branch (gitstore.h):
+ * 0 with *im filled (free it with gitstore_import_clear), or -1 with *err
+ * (s has no store, or the import was refused).
+ */
+struct gitstore_import;
+int session_sync(struct hqt_app *app, const struct db_session *s, struct gitstore_import *im,
+		 char **err);
 /* Kill every session of project `name` (project rm --force). */
 int session_kill_project(struct hqt_app *app, const char *name, char **err);
 

@@ -5,8 +5,10 @@
 #include "consent.h"
 #include "events.h"
 #include "project.h"
+#include "gitstore.h"
 #include "worktree.h"
 #include "log.h"
+#include "text.h"
 
 #include <ctype.h>
 #include <stdio.h>
@@ -223,6 +225,39 @@ worktree_path(const struct hqt_app *app, const char *project, long long id, cons
 	return out;
 }
 
+/* Whether a stored policy has the project writable. */
+static bool
+policy_writable(const char *json)
+{
+	struct sandbox_policy pol;
+	bool rw = false;
+
+	sandbox_policy_init(&pol);
+	if (sandbox_policy_from_json(&pol, json, strlen(json), NULL) == 0)
+		rw = pol.fs_rw;
+	sandbox_policy_free(&pol);
+	return rw;
+}
+
+/* $XDG_DATA_HOME/hqt/gitstores/<project>, or NULL. */
+static char *
+gitstore_parent(const char *project)
+{
+	char *data = xdg_data_home(), *out;
+	char proj[64];
+
+	if (data == NULL)
+		return NULL;
+	snprintf(proj, sizeof proj, "%s", project);
+	for (char *c = proj; *c != '\0'; c++)
+		if ((!isalnum((unsigned char)*c) && *c != '.' && *c != '_' && *c != '-') ||
+		    (c == proj && *c == '.'))
+			*c = '_';
+	out = xasprintf("%s/hqt/gitstores/%s", data, proj[0] != '\0' ? proj : "_");
+	free(data);
+	return out;
+}
+
 /* The session r will be, number id, as session_create stores it: borrowed
  * from r, proj and the strings given. */
 static void
@@ -260,7 +295,7 @@ session_create(struct hqt_app *app, const struct session_request *r, long long *
 	struct db_session_new row;
 	struct db_session s;
 	struct start st;
-	char *json, *hsid, *wt_path = NULL, *branch = NULL, *base = NULL;
+	char *json, *hsid, *wt_path = NULL, *branch = NULL, *base = NULL, *store = NULL;
 	long long nid = 0;
 	bool wt, made = false;
 	int rc = -1;
@@ -305,6 +340,19 @@ session_create(struct hqt_app *app, const struct session_request *r, long long *
 		s.worktree = wt_path;
 		s.branch = branch;
 		s.base = base;
+		/* Sandboxed and writable: commits go to a store of its own. */
+		if (json != NULL && policy_writable(json) && gitstore_supported(NULL)) {
+			char *parent = gitstore_parent(proj->name);
+			if (parent == NULL || gitstore_make(proj->path, wt_path, branch, base, parent,
+							    nid, &store, err) != 0) {
+				if (parent == NULL)
+					set_err(err, "cannot place a git store: no data directory");
+				free(parent);
+				goto rollback;
+			}
+			free(parent);
+			s.git_store = store;
+		}
 		start_free(&st);
 		made = false;
 		if (start_make(app, &s, false, &st, err) != 0)
@@ -325,6 +373,7 @@ session_create(struct hqt_app *app, const struct session_request *r, long long *
 	row.worktree = wt_path;
 	row.branch = branch;
 	row.base = base;
+	row.git_store = store;
 	if (db_session_insert(app->db, &row, NULL, err) != 0 || db_commit(app->db, err) != 0)
 		goto rollback;
 	*id = nid;
@@ -334,6 +383,10 @@ session_create(struct hqt_app *app, const struct session_request *r, long long *
 	goto out;
 rollback:
 	db_rollback(app->db, NULL);
+	if (store != NULL) {
+		struct gitstore_at at = { proj->path, wt_path, store, branch, NULL };
+		(void)gitstore_remove(&at, NULL);
+	}
 	if (wt_path != NULL)
 		(void)worktree_remove(proj->path, wt_path, branch, NULL);
 out:
@@ -345,6 +398,7 @@ out:
 	free(wt_path);
 	free(branch);
 	free(base);
+	free(store);
 	return rc;
 }
 
@@ -503,27 +557,98 @@ session_kill(struct hqt_app *app, const struct db_session *s, char **err)
 }
 
 int
-session_remove(struct hqt_app *app, const struct db_session *s, bool force, char **err)
+session_sync(struct hqt_app *app, const struct db_session *s, struct gitstore_import *im,
+	     char **err)
+{
+	struct gitstore_at at = { s->project_path, s->worktree, s->git_store, s->branch, NULL };
+
+	(void)app;
+	memset(im, 0, sizeof *im);
+	if (s->git_store == NULL || s->branch == NULL) {
+		set_err(err, "it has no git store of its own (only a sandboxed writable session "
+			"in a worktree commits into one)");
+		return -1;
+	}
+	return gitstore_sync(&at, im, err);
+}
+
+/* Import before rm: 0 when nothing of the agent's would be lost, else -1
+ * with why (*err). */
+static int
+sync_for_rm(struct hqt_app *app, const struct db_session *s, char **err)
+{
+	struct gitstore_import im;
+	char *why = NULL;
+
+	if (session_sync(app, s, &im, &why) != 0) {
+		set_err(err, "its git store holds commits hqt could not import (%s); "
+			"`hqt rm --force %lld` discards them", why, s->id);
+		free(why);
+		return -1;
+	}
+	if (im.how == GITSTORE_NOT_MOVED) {
+		char *b = text_escape(s->branch, 80);
+		set_err(err, "the agent's commits diverged from %s, which you committed on: merge "
+			"%.12s (hqt show %lld), or discard them with `hqt rm --force %lld`", b,
+			im.tip, s->id, s->id);
+		free(b);
+		gitstore_import_clear(&im);
+		return -1;
+	}
+	gitstore_import_clear(&im);
+	return 0;
+}
+
+/* What removing s's worktree would lose, refused unless force. */
+static int
+check_worktree(const struct db_session *s, char **err)
 {
 	char *what = NULL;
 
-	/* Its worktree goes with it, but never work that is nowhere else. */
-	if (s->worktree != NULL && s->branch != NULL && !force) {
-		if (worktree_check(s->project_path, s->worktree, s->branch, &what, err) != 0)
-			return -1;
-		if (what != NULL) {
-			set_err(err, "session %lld's worktree %s holds %s; commit and merge or push "
-				"it, or remove it anyway with: hqt rm --force %lld", s->id,
-				s->worktree, what, s->id);
-			free(what);
-			return -1;
-		}
+	if (worktree_check(s->project_path, s->worktree, s->branch, &what, err) != 0)
+		return -1;
+	if (what != NULL) {
+		set_err(err, "session %lld's worktree %s holds %s; commit and merge or push "
+			"it, or remove it anyway with: hqt rm --force %lld", s->id,
+			s->worktree, what, s->id);
+		free(what);
+		return -1;
 	}
+	return 0;
+}
+
+int
+session_remove(struct hqt_app *app, const struct db_session *s, bool force, char **err)
+{
+	bool store = s->git_store != NULL && s->branch != NULL;
+
+	/* Its worktree goes with it, but never work that is nowhere else:
+	 * the agent's commits are imported first, then weighed with the rest. */
+	if (!force && store && sync_for_rm(app, s, err) != 0)
+		return -1;
+	if (!force && s->worktree != NULL && s->branch != NULL && check_worktree(s, err) != 0)
+		return -1;
 	if (session_kill(app, s, err) != 0)
 		return -1;
+	/* Stopped: what it committed meanwhile is imported and weighed too. */
+	if (!force && store) {
+		struct gitstore_look look;
+		struct gitstore_at at = { s->project_path, s->worktree, s->git_store, s->branch,
+					  NULL };
+		gitstore_look(&at, &look);
+		if (look.state != GITSTORE_IMPORTED &&
+		    (sync_for_rm(app, s, err) != 0 || check_worktree(s, err) != 0))
+			return -1;
+	}
 	if (s->worktree != NULL && s->branch != NULL &&
 	    worktree_remove(s->project_path, s->worktree, s->branch, err) != 0)
 		return -1;
+	if (store) {
+		struct gitstore_at at = { s->project_path, s->worktree, s->git_store, s->branch,
+					  NULL };
+		if (gitstore_remove(&at, err) != 0)
+			return -1;
+	}
 	session_net_forget(app, s);
 	events_remove(app_db_path(app), s->id);
 	return db_session_delete(app->db, s->id, err);

@@ -119,6 +119,12 @@ layout_columns(const struct tui_state *t, int w, int rows, struct columns *c)
 	c->harness = hw;
 	c->sandbox = 8;
 	c->status = 7;
+	/* A row marked for its agent's commits (gitstore.h) shows the mark
+	 * after its status. */
+	for (size_t k = t->stop; t->gitmark != NULL && k < t->nsv && k < t->stop + (size_t)rows;
+	     k++)
+		if (t->gitmark[t->sv[k]] != 0 && w - 2 - c->num - c->harness - c->sandbox - 18 - 5 >= 8)
+			c->status = 18;
 	/* Gutter 2, five gaps of 1 between six columns. */
 	int rest = w - 2 - c->num - c->harness - c->sandbox - c->status - 5;
 	if (rest < 8) {
@@ -191,8 +197,16 @@ compose_sessions(struct tui_state *t, struct frame *f, int x0, int w, int rows)
 		x += c.model + 1;
 		frame_text(f, y, x, c.sandbox, t->sbtext[t->sv[k]], ST_NORMAL | rev);
 		x += c.sandbox + 1;
-		frame_text(f, y, x, x0 + w - x, st == SESSION_NEEDS ? "needs you" : session_status_name(st),
-			   status_style(st) | rev);
+		{
+			const char *name = st == SESSION_NEEDS ? "needs you" : session_status_name(st);
+			char m = t->gitmark != NULL ? t->gitmark[t->sv[k]] : 0;
+			int nw = text_width(name);
+			frame_text(f, y, x, x0 + w - x, name, status_style(st) | rev);
+			if (m != 0 && x + nw + 1 < x0 + w)
+				frame_text(f, y, x + nw + 1, x0 + w - x - nw - 1,
+					   m == 'u' ? "+commits" : m == 'd' ? "diverged" : "git?",
+					   ST_DIM | rev);
+		}
 	}
 }
 

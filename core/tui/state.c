@@ -1,6 +1,7 @@
 /* state.c: what the TUI shows: the model a refresh read, the filter, the
  * selection and the layout.  No ncurses and no I/O (tests/unit). */
 #include "state.h"
+#include "gitstore.h"
 #include "util.h"
 
 #include <stdarg.h>
@@ -35,6 +36,7 @@ state_free(struct tui_state *st)
 	db_session_list_free(st->sessions);
 	free(st->status);
 	free(st->sbtext);
+	free(st->gitmark);
 	preview_forget(&st->preview);
 	free(st->pv);
 	free(st->sv);
@@ -134,6 +136,27 @@ state_set_model(struct tui_state *t, struct db_project_list *pl, struct db_sessi
 	}
 	free(t->status);
 	t->status = status;
+	/* The agents' commits not imported yet, read as data each refresh
+	 * (they change with no row changing: gitstore.h). */
+	if (t->sessions != NULL) {
+		char *mark = xcalloc(t->sessions->n + 1, 1);
+		for (size_t i = 0; i < t->sessions->n; i++) {
+			const struct db_session *s = &t->sessions->v[i];
+			struct gitstore_at at = { s->project_path, s->worktree, s->git_store,
+						  s->branch, NULL };
+			struct gitstore_look look;
+			if (s->git_store == NULL || s->branch == NULL)
+				continue;
+			gitstore_look(&at, &look);
+			mark[i] = look.state == GITSTORE_UNIMPORTED ? 'u'
+				  : look.state == GITSTORE_DIVERGED ? 'd'
+				  : look.state == GITSTORE_UNREADABLE ? '?' : 0;
+		}
+		if (t->gitmark == NULL || memcmp(mark, t->gitmark, t->sessions->n) != 0)
+			changed = true;
+		free(t->gitmark);
+		t->gitmark = mark;
+	}
 	if (changed)
 		state_rebuild(t);
 	if (!t->opened && t->sessions != NULL && t->status != NULL)

@@ -197,6 +197,9 @@ struct tui_state {
 	struct db_session_list *sessions;   /* every project's */
 	enum session_status *status;        /* sessions->n entries */
 	char (*sbtext)[16];                 /* sessions->n: "-", "rw/net", ... */
+	char *gitmark;                      /* sessions->n: 0, or the agent's commits
+					     * 'u' unimported, 'd' diverged,
+					     * '?' unreadable (gitstore.h) */
 	struct preview preview;
 
 	/* What is shown: indexes into projects / sessions, after the filter. */

@@ -168,3 +168,77 @@ Test(sandboxed, codex_starts_works_and_resumes_in_its_sandbox)
 	free(hsid);
 	free(before);
 }
+
+/* The real claude, sandboxed in a worktree of its own, commits when the
+ * model asks it to: its Bash tool's `git commit` goes to the session's
+ * private git store (docs/sandbox.md, "Commits"), and once the harness
+ * ends, the launcher imports the commit into the session's branch. */
+Test(sandboxed, claude_commits_and_the_commit_reaches_its_branch)
+{
+	struct run r;
+	const char *init[] = { "sh", "-c",
+			       "cd \"$1\" && git config user.name 'E2E User' && "
+			       "git config user.email e2e@example.com && echo one > a.txt && "
+			       "git add a.txt && git commit -qm one",
+			       "sh", e.proj, NULL };
+	run_argv(&r, &e.te, init, NULL);
+	cr_assert_eq(r.code, 0, "git: %s", r.err);
+	run_free(&r);
+	long id = run_new(&e.te, "p", "claude", "--sandbox", "--net", "on", NULL);
+	char *branch = e2e_field(&e, id, "branch");
+	char *wt = e2e_field(&e, id, "worktree");
+	cr_assert(branch != NULL && wt != NULL, "a sandboxed writable session gets a worktree");
+
+	/* The worktree is a folder claude has not seen: it asks, as it would
+	 * a user. */
+	e2e_wait_screen(&e, id, "Yes, I trust this folder", 30000);
+	for (int i = 0; i < 20; i++) {
+		char *scr = e2e_screen(&e, id);
+		bool on = strstr(scr, "\u276f Yes, I trust") != NULL;
+		free(scr);
+		if (on)
+			break;
+		e2e_keys(&e, id, "Down");
+		sleep_ms(250);
+	}
+	e2e_wait_screen(&e, id, "\u276f Yes, I trust", 5000);
+	e2e_keys(&e, id, "Enter");
+	e2e_wait_screen(&e, id, "Claude Code v", 30000);
+	e2e_wait_status(&e, id, "waiting", 15000);
+	e2e_send(&e, id, "e2e-commit");
+	char *seen = e2e_wait_record(&e, "tool-result", 60000);
+	cr_assert(strstr(seen, "E2E_COMMITTED_42") != NULL, "the commit inside: %s", seen);
+	free(seen);
+	e2e_wait_status(&e, id, "waiting", 30000);
+
+	/* Not on the branch until imported; /exit ends the harness, and the
+	 * launcher imports then. */
+	const char *log[] = { "git", "-C", e.proj, "log", "-1", "--format=%s|%an", branch, NULL };
+	run_argv(&r, &e.te, log, NULL);
+	cr_expect(strstr(r.out, "one|") == r.out, "the branch moved before the import: %s", r.out);
+	run_free(&r);
+	e2e_send(&e, id, "/exit");
+	e2e_wait_status(&e, id, "exited", 15000);
+	char *got = NULL;
+	for (long long end = now_ms() + 10000; now_ms() < end; sleep_ms(100)) {
+		run_argv(&r, &e.te, log, NULL);
+		free(got);
+		got = r.out;
+		r.out = NULL;
+		run_free(&r);
+		if (got != NULL && strncmp(got, "e2e: the agent commits", 22) == 0)
+			break;
+	}
+	cr_expect(got != NULL && strcmp(got, "e2e: the agent commits|E2E User\n") == 0,
+		  "the session's branch after the harness ended: %s", got ? got : "(none)");
+	const char *status[] = { "git", "-C", wt, "status", "--porcelain", NULL };
+	run_argv(&r, &e.te, status, NULL);
+	cr_expect_str_eq(r.out, "", "the worktree after the import");
+	run_free(&r);
+	char n[32];
+	snprintf(n, sizeof n, "%ld", id);
+	run_ok(&e.te, "rm", "--force", n, NULL);
+	free(got);
+	free(wt);
+	free(branch);
+}

@@ -15,6 +15,7 @@ filled.  What it answers is chosen by the words of the user's latest prompt:
                   itself working
   e2e-ask         the same with ASK_COMMAND, which writes a file: a harness
                   in a mode that asks before such commands asks the user
+  e2e-commit      the same running COMMIT_COMMAND (git add and commit)
   e2e-tool        one call of the harness's shell tool (claude's Bash,
                   codex's exec_command or shell, gemini's and qwen's
                   run_shell_command, copilot's and opencode's bash)
@@ -54,6 +55,10 @@ SBX_COMMAND = ("echo from-the-agent > e2e-from-agent.txt; "
                "cat ~/.ssh/id_ed25519 2>&1 | head -c 100; echo; echo E2E_TOOL_OUTPUT_$((6*7))")
 
 
+# e2e-commit: a sandboxed agent commits in its worktree (its private git
+# store, docs/sandbox.md "Commits"), then the marker.
+COMMIT_COMMAND = ("echo from-the-agent > e2e-commit.txt && git add e2e-commit.txt && "
+                  "git commit -qm 'e2e: the agent commits' && echo E2E_COMMITTED_$((6*7))")
 # e2e-ask: not read-only, so a harness that asks for such commands asks.
 ASK_COMMAND = "touch e2e-approved.txt && echo E2E_APPROVED_$((6*7))"
 
@@ -69,6 +74,8 @@ PLAIN_SBX_COMMAND = ("echo from-the-agent > e2e-from-agent.txt; "
 def tool_command(prompt, plain=False):
     if "e2e-ask" in prompt:
         return PLAIN_ASK_COMMAND if plain else ASK_COMMAND
+    if "e2e-commit" in prompt:
+        return COMMIT_COMMAND
     if "e2e-sbxtool" in prompt:
         return PLAIN_SBX_COMMAND if plain else SBX_COMMAND
     return PLAIN_TOOL_COMMAND if plain else TOOL_COMMAND
@@ -124,7 +131,8 @@ def said(seen):
 
 
 def wants_tool(prompt):
-    return "e2e-tool" in prompt or "e2e-sbxtool" in prompt or "e2e-ask" in prompt
+    return ("e2e-tool" in prompt or "e2e-sbxtool" in prompt or "e2e-ask" in prompt or
+            "e2e-commit" in prompt)
 MODEL = "e2e-model"
 
 lock = threading.Lock()

@@ -371,17 +371,21 @@ Test(worktrees, sandboxed_agent_cannot_rewrite_history)
 		"chmod u+w $o 2>/dev/null; python3 -c 'import zlib,sys; d=b\"evil\\n\"; "
 		"sys.stdout.buffer.write(zlib.compress(b\"blob %d\\0\" % len(d) + d))' > $o "
 		"&& echo REWRITE ok\n";
+	/* The agent's git is its own store (gitstore.h); what it attacks is
+	 * the repository's, found through the store's alternates. */
 	agent(fmt("exec >attack.txt 2>&1\n"
-		  "c=$(git rev-parse --git-common-dir); d=$(git rev-parse --git-dir)\n"
+		  "c=$(sed 's|/objects$||' \"$(git rev-parse --git-dir)/objects/info/alternates\")\n"
+		  "d=$c/worktrees/${PWD##*/}; test -f $d/HEAD && echo FOUND ok\n"
 		  "echo changed >> a.txt && echo EDIT ok\n"
 		  "git -c user.name=agent -c user.email=a@a commit -qam agent && echo COMMIT ok\n"
+		  "echo gitdir: /tmp > .git && echo DOTGIT ok\n"
 		  "%s"
 		  "printf '[core]\\n\\tfsmonitor = touch %s\\n' >> $c/config && echo CONFIG ok\n"
 		  "printf '[core]\\n\\tfsmonitor = touch %s\\n' > $d/config.worktree && echo WTCONFIG ok\n"
 		  "echo /tmp > $c/objects/info/alternates && echo ALTERNATES ok\n"
 		  "printf '#!/bin/sh\\ntouch %s\\n' > $c/hooks/post-checkout && echo HOOK ok\n"
 		  "echo /elsewhere > $d/commondir && echo COMMONDIR ok\n"
-		  "git update-ref refs/heads/main HEAD~0 && echo MAIN ok\n"
+		  "git --git-dir=$c update-ref refs/heads/main HEAD~0 && echo MAIN ok\n"
 		  "echo DONE\nsleep 1000\n", REWRITE, marker, marker, marker));
 	long id = run_new(&te, "p", "agent", "--sandbox", NULL);
 	json_t *s = run_show(&te, fmt("%ld", id));
@@ -398,9 +402,12 @@ Test(worktrees, sandboxed_agent_cannot_rewrite_history)
 	}
 	cr_assert(out != NULL && strstr(out, "DONE") != NULL, "%s", out ? out : "(none)");
 	cr_log_info("the agent's attempts:\n%s", out);
-	/* the control of the payload: its own checkout is writable */
+	/* the control of the payload: its own checkout is writable, it
+	 * commits into its own store, and it found the repository */
 	cr_expect(strstr(out, "EDIT ok") != NULL, "%s", out);
-	static const char *const refused[] = { "COMMIT ok", "REWRITE ok", "CONFIG ok", "WTCONFIG ok",
+	cr_expect(strstr(out, "COMMIT ok") != NULL, "%s", out);
+	cr_expect(strstr(out, "FOUND ok") != NULL, "%s", out);
+	static const char *const refused[] = { "DOTGIT ok", "REWRITE ok", "CONFIG ok", "WTCONFIG ok",
 					       "ALTERNATES ok", "HOOK ok", "COMMONDIR ok", "MAIN ok" };
 	for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
 		cr_expect(strstr(out, refused[i]) == NULL, "%s:\n%s", refused[i], out);
@@ -413,7 +420,14 @@ Test(worktrees, sandboxed_agent_cannot_rewrite_history)
 	sh(wt, "git status >/dev/null; git diff >/dev/null; true");
 	struct stat st;
 	cr_expect_neq(stat(marker, &st), 0, "a plant ran on the host");
+	/* the commit reaches the session's branch, and only it, by an import */
+	const char *branch = str(s, "branch");
 	run_ok(&te, "kill", fmt("%ld", id), NULL);
+	run_ok(&te, "sync", fmt("%ld", id), NULL);
+	cr_expect_str_eq(sh(proj, fmt("git log -1 --format=%%s %s", branch)), "agent");
+	cr_expect_str_eq(sh(proj, "git log -1 --format=%s main"), "one");
+	cr_expect_str_eq(sh(wt, "git status --porcelain --untracked-files=no"), "");
+	cr_expect_neq(stat(marker, &st), 0, "a plant ran on the host");
 
 	/* controls, from outside: the rewrite reaches the host's checkout, and
 	 * the fsmonitor plant runs */
