@@ -581,6 +581,49 @@ Test(plugins, generic_minimal_section)
 	free(err);
 }
 
+/* {id}: a host-picked UUID where the CLI takes one; sandbox_env only when
+ * sandboxed (a skip switch that is a variable). */
+Test(plugins, generic_id_placeholder_and_sandbox_env)
+{
+	struct hqt_cmd c;
+	char *id = NULL, *err = NULL;
+
+	load("[harness.gem]\n"
+	     "plugin = generic\n"
+	     "command = gemini --session-id {id}\n"
+	     "resume_command = gemini --resume={id}\n"
+	     "sandbox_env = COPILOT_ALLOW_ALL=true, GEMINI_CLI_TRUST_WORKSPACE=true\n"
+	     "env = A=1\n");
+	cr_expect_eq(reg.warnings.n, 0, "%s", reg.warnings.n ? reg.warnings.v[0] : "");
+	cr_assert_eq(harness_generate_id(harness("gem"), &id, &err), 0, "%s", err);
+	cr_assert(id != NULL && strlen(id) == 36, "%s", id ? id : "(none)");
+	spawn(&c, "gem", request(id, NULL, 0, 1000));
+	expect_words(&c.argv, "gemini", "--session-id", id, NULL);
+	expect_words(&c.env, "A=1", NULL);
+	hqt_cmd_clear(&c);
+	cr_assert_eq(resume(&c, "gem", request(id, NULL, 1, 1000)), 0);
+	char *word = fmt("--resume=%s", id);
+	expect_words(&c.argv, "gemini", word, NULL);
+	expect_words(&c.env, "A=1", "COPILOT_ALLOW_ALL=true", "GEMINI_CLI_TRUST_WORKSPACE=true",
+		     NULL);
+	hqt_cmd_clear(&c);
+	free(word);
+	/* no id yet: resume spawns */
+	cr_expect_eq(resume(&c, "gem", request(NULL, NULL, 0, 1000)), 1);
+	hqt_cmd_clear(&c);
+	free(id);
+}
+
+/* Without {id}, no id is made: the harness picks its own, or none. */
+Test(plugins, generic_without_id_placeholder_makes_no_id)
+{
+	char *id = NULL, *err = NULL;
+
+	load(GENERIC_INI);
+	cr_expect_eq(harness_generate_id(harness("aider"), &id, &err), 1, "%s", err);
+	cr_expect_null(id);
+}
+
 Test(plugins, generic_without_command_is_refused_with_a_reason)
 {
 	bool said = false;
@@ -883,6 +926,27 @@ static const char SHELL[] =
 	"$ claude\n"
 	"bash: claude: command not found\n"
 	"$ \n";
+
+/* Claude Code 2.1.328's startup question, before any hook: needs you. */
+static const char CLAUDE_AUTO_MODE[] =
+	" Auto mode is now Claude Code's default permission mode.\n"
+	"\n"
+	" Make auto mode your default permission mode?\n"
+	"\n"
+	" ❯ 1. Yes, make it my default\n"
+	"   2. No, ask me each time\n";
+
+static const char CLAUDE_BYPASS[] =
+	" WARNING: Claude Code running in Bypass Permissions mode\n"
+	"\n"
+	" ❯ 1. No, exit\n"
+	"   2. Yes, I accept\n";
+
+Test(plugins, claude_startup_dialogs_need_the_user)
+{
+	cr_expect_eq(status("claude", CLAUDE_AUTO_MODE), HQT_STATUS_NEEDS_INPUT);
+	cr_expect_eq(status("claude", CLAUDE_BYPASS), HQT_STATUS_NEEDS_INPUT);
+}
 
 Test(plugins, claude_screens)
 {
