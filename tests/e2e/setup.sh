@@ -126,6 +126,11 @@ done <<-END
 $trees
 END
 
+# npm leaves Qwen Code's bundled ripgrep without +x ("Ripgrep not
+# available ... EACCES" on every start).
+rg="$cache/qwen/node_modules/@qwen-code/qwen-code/vendor/ripgrep/x64-linux/rg"
+[ ! -f "$rg" ] || chmod +x "$rg"
+
 for p in $guard; do
 	if [ -e "$p" ]; then
 		case " $before " in *" $p "*) ;; *) echo "e2e setup: $p appeared" >&2; exit 1 ;; esac
