@@ -67,7 +67,7 @@ Test(qwen, turns_approval_resume_and_kill)
 	char *hsid = e2e_field(&e, id, "harness_session_id");
 
 	cr_assert_not_null(hsid, "qwen's session id is chosen by hqt");
-	e2e_wait_screen(&e, id, IDLE, 30000);
+	e2e_wait_screen(&e, id, IDLE, 60000);
 	/* SessionStart, at launch, names the id hqt chose. */
 	wait_event(id, "\"hook_event_name\":\"SessionStart\"", 15000);
 	wait_event(id, hsid, 1000);
@@ -114,7 +114,7 @@ Test(qwen, turns_approval_resume_and_kill)
 	char n[32];
 	snprintf(n, sizeof n, "%ld", id);
 	run_ok(&e.te, "resume", n, NULL);
-	e2e_wait_screen(&e, id, IDLE, 30000);
+	e2e_wait_screen(&e, id, IDLE, 60000);
 	char *again = e2e_field(&e, id, "harness_session_id");
 	cr_assert_str_eq(again, hsid);
 	e2e_send(&e, id, "ping2");
@@ -135,7 +135,7 @@ Test(qwen, sandboxed_works_and_its_events_come_out)
 	long id = run_new(&e.te, "p", "qwen", "--sandbox", "--net", "on", NULL);
 	char *hsid = e2e_field(&e, id, "harness_session_id");
 
-	e2e_wait_screen(&e, id, IDLE, 30000);
+	e2e_wait_screen(&e, id, IDLE, 60000);
 	wait_event(id, "\"hook_event_name\":\"SessionStart\"", 15000);
 	e2e_send(&e, id, "e2e-sbxtool");
 	char *seen = e2e_wait_record(&e, "tool-result", 60000);
