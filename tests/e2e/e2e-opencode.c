@@ -27,7 +27,9 @@ static const char INI[] = "[sandbox]\n"
 static void setup(void) { e2e_init(&e, E2E_CODEX_GLOBAL, INI); }
 static void teardown(void) { e2e_fini(&e); }
 
-TestSuite(opencode, .init = setup, .fini = teardown, .timeout = 240);
+/* opencode starts slowly on a loaded machine (10-20 s to its prompt, as
+ * much again at its first turn): a test of its own may take minutes. */
+TestSuite(opencode, .init = setup, .fini = teardown, .timeout = 480);
 
 static const char IDLE[] = "ctrl+p commands";
 
@@ -84,7 +86,7 @@ Test(opencode, turns_approval_resume_and_kill)
 	expect_attention(id, "idle");
 
 	e2e_send(&e, id, "e2e-ask");
-	e2e_wait_screen(&e, id, "Permission required", 30000);
+	e2e_wait_screen(&e, id, "Permission required", 90000);
 	wait_event(id, "\"type\":\"permission.asked\"", 10000);
 	e2e_wait_status(&e, id, "waiting", 3000);
 	expect_attention(id, "needs_input");
@@ -98,7 +100,7 @@ Test(opencode, turns_approval_resume_and_kill)
 		e2e_keys(&e, id, "Enter");
 		sleep_ms(500);
 	}
-	char *seen = e2e_wait_record(&e, "tool-result", 20000);
+	char *seen = e2e_wait_record(&e, "tool-result", 60000);
 	cr_assert(strstr(seen, "E2E_APPROVED_42") != NULL, "the tool printed: %s", seen);
 	free(seen);
 	char *f = fmt("%s/e2e-approved.txt", e.proj);
@@ -113,11 +115,11 @@ Test(opencode, turns_approval_resume_and_kill)
 	char n[32];
 	snprintf(n, sizeof n, "%ld", id);
 	run_ok(&e.te, "resume", n, NULL);
-	e2e_wait_screen(&e, id, "tool said: E2E_APPROVED_42", 60000);
+	e2e_wait_screen(&e, id, "tool said: E2E_APPROVED_42", 90000);
 	char *again = e2e_field(&e, id, "harness_session_id");
 	cr_assert_str_eq(again, hsid);
 	e2e_send(&e, id, "ping2");
-	e2e_wait_screen(&e, id, "pong: ping2", 30000);
+	e2e_wait_screen(&e, id, "pong: ping2", 90000);
 	char *history = e2e_record(&e, "history");
 	cr_assert(history != NULL && strstr(history, "e2e-slow s1\n") && strstr(history, "ping2\n"),
 		  "the resumed turn carried: %s", history ? history : "nothing");
@@ -135,7 +137,7 @@ Test(opencode, sandboxed_works_and_its_events_come_out)
 
 	e2e_wait_screen(&e, id, IDLE, 90000);
 	e2e_send(&e, id, "e2e-sbxtool");
-	char *seen = e2e_wait_record(&e, "tool-result", 60000);
+	char *seen = e2e_wait_record(&e, "tool-result", 180000);
 	cr_assert(strstr(seen, "E2E_TOOL_OUTPUT_42") != NULL, "the tool printed: %s", seen);
 	cr_expect(strstr(seen, "E2E-HOST-SECRET") == NULL, "the agent read a host secret: %s", seen);
 	free(seen);
