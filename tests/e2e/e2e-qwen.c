@@ -77,7 +77,7 @@ Test(qwen, turns_approval_resume_and_kill)
 	/* A slow turn: UserPromptSubmit says working, Stop waiting. */
 	e2e_send(&e, id, "e2e-slow s1");
 	wait_event(id, "\"hook_event_name\":\"UserPromptSubmit\"", 10000);
-	cr_assert(e2e_sees_status(&e, id, "working", 3000), "a slow turn never read working");
+	cr_assert(e2e_sees_status(&e, id, "working", 5000), "a slow turn never read working");
 	wait_event(id, "\"hook_event_name\":\"Stop\"", 30000);
 	e2e_wait_screen(&e, id, "pong: e2e-slow s1", 5000);
 	e2e_wait_status(&e, id, "waiting", 3000);
