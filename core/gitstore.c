@@ -567,7 +567,13 @@ gitstore_ready(const struct gitstore_at *at, char **err)
 				"unknown", p);
 			rc = -1;
 		} else {
-			rc = write_store(at->repo, p, common, at->branch, tip, NULL, err);
+			/* The worktree's index, so the agent's git sees its
+			 * files as they are, not all staged for deletion. */
+			char *admin = at->worktree != NULL ? worktree_admin(at->worktree) : NULL;
+			char *index = admin != NULL ? xasprintf("%s/index", admin) : NULL;
+			rc = write_store(at->repo, p, common, at->branch, tip, index, err);
+			free(index);
+			free(admin);
 		}
 		if (dfd >= 0)
 			close(dfd);
