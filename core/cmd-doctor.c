@@ -322,7 +322,9 @@ check_version(struct report *r, const struct harness *h, const char *path)
 {
 	const struct hqt_plugin *d = h->plugin->desc;
 	char *const argv[] = { (char *)path, (char *)d->version_flag, NULL };
-	struct spawn_opts o = { .timeout_ms = 5000 };
+	/* node CLIs take seconds to say it on a loaded machine (gemini
+	 * relaunches itself first: 6 s seen with 2 cores busy) */
+	struct spawn_opts o = { .timeout_ms = 15000 };
 	struct spawn_result res;
 	char *have = NULL, *lo = NULL, *hi, *name, *err = NULL;
 
