@@ -142,9 +142,10 @@ app_free(struct hqt_app *app)
 const char *
 app_global(struct hqt_app *app, size_t i, const char ***field)
 {
-	static const char *const names[] = { "--config", "--plugin-dir", "--db", "--tmux-socket" };
+	static const char *const names[] = { "--config", "--plugin-dir", "--db", "--tmux-socket",
+					     "--host" };
 	const char **fields[] = { &app->ov.config, &app->ov.plugin_dir, &app->ov.db,
-				  &app->ov.tmux_socket };
+				  &app->ov.tmux_socket, &app->ov.host };
 
 	if (i >= ARRAY_SIZE(names))
 		return NULL;

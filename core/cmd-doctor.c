@@ -165,6 +165,41 @@ check_git_store(struct report *r)
 	free(why);
 }
 
+/* Each host (hqt host): its hqt answers over ssh, with its version. */
+static void
+check_hosts(struct report *r, struct hqt_app *app)
+{
+	struct db_host_list *l = NULL;
+	char *err = NULL, **version, **why;
+
+	/* A database not made yet has no hosts (and doctor makes none). */
+	if (app->cfg.db_path == NULL || access(app->cfg.db_path, F_OK) != 0)
+		return;
+	if (app_db(app, &err) != 0 || db_host_list(app->db, &l, &err) != 0) {
+		free(err);
+		return;
+	}
+	version = xcalloc(l->n + 1, sizeof *version);
+	why = xcalloc(l->n + 1, sizeof *why);
+	cmd_host_versions(l, version, why);
+	for (size_t i = 0; i < l->n; i++) {
+		char *name = xasprintf("host %s", l->v[i].name);
+		if (version[i] != NULL)
+			add(r, name, true, false, xasprintf("hqt %s over ssh %s", version[i],
+							    l->v[i].target), NULL);
+		else
+			add(r, name, false, false, xstrdup(why[i] != NULL ? why[i] : "no answer"),
+			    xasprintf("ssh %s true must work without a prompt, and hqt be "
+				      "installed there", l->v[i].target));
+		free(name);
+		free(version[i]);
+		free(why[i]);
+	}
+	free(version);
+	free(why);
+	db_host_list_free(l);
+}
+
 /* The nearest existing ancestor of path, for a database not created yet. */
 static char *
 existing_ancestor(const char *path)
@@ -287,7 +322,9 @@ check_version(struct report *r, const struct harness *h, const char *path)
 {
 	const struct hqt_plugin *d = h->plugin->desc;
 	char *const argv[] = { (char *)path, (char *)d->version_flag, NULL };
-	struct spawn_opts o = { .timeout_ms = 5000 };
+	/* node CLIs take seconds to say it on a loaded machine (gemini
+	 * relaunches itself first: 6 s seen with 2 cores busy) */
+	struct spawn_opts o = { .timeout_ms = 15000 };
 	struct spawn_result res;
 	char *have = NULL, *lo = NULL, *hi, *name, *err = NULL;
 
@@ -402,6 +439,7 @@ cmd_doctor_exec(struct hqt_app *app, int argc, char **argv)
 		check_git_store(&r);
 	free(bwrap);
 	check_db(&r, app->cfg.db_path);
+	check_hosts(&r, app);
 	cmd_registry(app);
 	check_plugins(&r, app, sandbox);
 

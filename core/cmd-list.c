@@ -2,6 +2,7 @@
 #include "cmd.h"
 #include "db.h"
 #include "gitstore.h"
+#include "remote.h"
 #include "json-out.h"
 #include "json-text.h"
 #include "project.h"
@@ -17,12 +18,14 @@ static int cmd_list_exec(struct hqt_app *app, int argc, char **argv);
 
 const struct cmd_entry cmd_list_entry = {
 	.name = "list",
-	.usage = "list [--project P] [--status S] [--json]",
+	.usage = "list [--project P] [--status S] [--all] [--json]",
 	.summary = "list sessions: number, nickname, project, harness, model, sandbox, status",
 	.help = "Options:\n"
 		"  -p, --project P  only the sessions of project P\n"
 		"  -s, --status S   only those with status S (working, waiting, exited, gone)\n"
 		"  --json           a JSON array\n"
+		"  -a, --all        this machine and every host (hqt host), asked in parallel,\n"
+		"                   with a HOST column (\"host\" in JSON; null: this machine)\n"
 		"\n"
 		"Status: working, waiting (needs you), exited (window kept), gone (no window;\n"
 		"hqt resume brings it back); \"(commits to sync)\" after it: the sandboxed\n"
@@ -67,6 +70,142 @@ git_text(const struct db_session *s)
 	}
 }
 
+/* A host's answer to list --json: an array of objects, strict and bounded
+ * (REMOTE_OUTPUT_MAX), each kept with "host" set; -1 when it is not that. */
+static int
+take_remote(const char *host, const char *text, size_t len, json_t *into)
+{
+	json_error_t je;
+	json_t *a = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je), *o;
+	size_t i;
+
+	if (!json_is_array(a)) {
+		json_decref(a);
+		return -1;
+	}
+	json_array_foreach(a, i, o) {
+		if (!json_is_object(o) || !json_is_integer(json_object_get(o, "id"))) {
+			json_decref(a);
+			return -1;
+		}
+	}
+	json_array_foreach(a, i, o) {
+		json_object_set_new(o, "host", json_string(host));
+		json_array_append(into, o);
+	}
+	json_decref(a);
+	return 0;
+}
+
+/*
+ * list --all: every host's `list --json` (with the same filters), asked in
+ * parallel, appended to into.  A host that does not answer in time or
+ * answers nonsense is one line on stderr and leaves the others alone.
+ * EXIT_OK, or EXIT_FAIL when any host failed.
+ */
+static int
+list_hosts(struct hqt_app *app, int argc, char **argv, json_t *into)
+{
+	struct db_host_list *l = NULL;
+	struct spawn_pending *p;
+	struct strv args = STRV_INIT;
+	char **why;
+	bool *started;
+	int rc = EXIT_OK;
+
+	if (cmd_hosts(app, &l) != 0)
+		return EXIT_FAIL;
+	strv_push(&args, "list");
+	strv_push(&args, "--json");
+	for (int i = 1; i < argc; i++)
+		if (strcmp(argv[i], "--all") != 0 && strcmp(argv[i], "-a") != 0 &&
+		    strcmp(argv[i], "--json") != 0)
+			strv_push(&args, argv[i]);
+	p = xcalloc(l->n + 1, sizeof *p);
+	why = xcalloc(l->n + 1, sizeof *why);
+	started = xcalloc(l->n + 1, sizeof *started);
+	/* All started first, then each waited for: the slowest decides. */
+	for (size_t i = 0; i < l->n; i++) {
+		struct remote r = { l->v[i].name, l->v[i].target, l->v[i].command };
+		struct strv av = STRV_INIT;
+
+		if (remote_argv(&r, strv_v(&args), false, &av, &why[i]) == 0 &&
+		    spawn_start(strv_v(&av), NULL, &p[i], &why[i]) == 0)
+			started[i] = true;
+		strv_clear(&av);
+	}
+	for (size_t i = 0; i < l->n; i++) {
+		struct remote r = { l->v[i].name, l->v[i].target, l->v[i].command };
+		struct spawn_opts o = { .timeout_ms = REMOTE_TIMEOUT_MS,
+					.max_output = REMOTE_OUTPUT_MAX };
+		struct spawn_result res;
+
+		if (started[i]) {
+			spawn_feed(&p[i], &o, &res);
+			if ((why[i] = remote_failure(&r, &res)) == NULL &&
+			    (res.status != 0 || res.out == NULL ||
+			     take_remote(r.name, res.out, res.out_len, into) != 0)) {
+				char *e = res.err != NULL ? remote_text(res.err, strcspn(res.err, "\n"))
+							  : NULL;
+				why[i] = xasprintf("host %s: its hqt's list did not answer a list%s%s",
+						   r.name, e != NULL && *e ? ": " : "", e ? e : "");
+				free(e);
+			}
+			spawn_result_free(&res);
+		}
+		if (why[i] != NULL) {
+			cmd_error("%s", why[i]);
+			rc = EXIT_FAIL;
+		}
+		free(why[i]);
+	}
+	free(started);
+	free(why);
+	free(p);
+	strv_clear(&args);
+	db_host_list_free(l);
+	return rc;
+}
+
+/* The table of list --all: a HOST column first ("-": this machine). */
+static void
+print_all(json_t *a)
+{
+	json_t *o;
+	size_t i;
+
+	if (json_array_size(a) == 0) {
+		printf("no sessions\n");
+		return;
+	}
+	printf("%-10s %-4s %-16s %-12s %-8s %-9s %s\n", "HOST", "#", "NICKNAME", "PROJECT",
+	       "HARNESS", "SANDBOX", "STATUS");
+	json_array_foreach(a, i, o) {
+		const char *host = json_string_value(json_object_get(o, "host"));
+		const char *nick = json_string_value(json_object_get(o, "nickname"));
+		const char *attention = json_string_value(json_object_get(o, "attention"));
+		json_t *sb = json_object_get(o, "sandbox");
+		char *h = text_cell(host != NULL ? host : "-", 10);
+		char *n = text_cell(nick != NULL ? nick : "-", 16);
+		char *p = text_cell(json_string_value(json_object_get(o, "project")) ?: "?", 12);
+		char *hn = text_cell(json_string_value(json_object_get(o, "harness")) ?: "?", 8);
+		char *s = text_cell(json_string_value(json_object_get(o, "status")) ?: "?", 12);
+		char sbt[16];
+
+		snprintf(sbt, sizeof sbt, "%s", !json_is_object(sb) ? "-"
+			 : json_is_true(json_object_get(sb, "net")) ? "net"
+			 : json_object_get(sb, "net_allow") != NULL ? "allow" : "nonet");
+		printf("%s %-4lld %s %s %s %-9s %s\n", h,
+		       (long long)json_integer_value(json_object_get(o, "id")), n, p, hn, sbt,
+		       attention != NULL && strcmp(attention, "needs_input") == 0 ? "needs you" : s);
+		free(h);
+		free(n);
+		free(p);
+		free(hn);
+		free(s);
+	}
+}
+
 static int
 cmd_list_exec(struct hqt_app *app, int argc, char **argv)
 {
@@ -74,6 +213,7 @@ cmd_list_exec(struct hqt_app *app, int argc, char **argv)
 		{ "project", required_argument, NULL, 'p' },
 		{ "status", required_argument, NULL, 's' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "all", no_argument, NULL, 'a' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -85,13 +225,13 @@ cmd_list_exec(struct hqt_app *app, int argc, char **argv)
 	enum session_status *st;
 	const char *only_project = NULL;
 	int status = -1;
-	bool json = false;
+	bool json = false, every_host = false;
 	char *err = NULL;
 	int c;
 
 	optind = 0;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, "p:s:h", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "p:s:ah", opts, NULL)) != -1) {
 		switch (c) {
 		case 'p': only_project = optarg; break;
 		case 's':
@@ -106,6 +246,7 @@ cmd_list_exec(struct hqt_app *app, int argc, char **argv)
 						       "needs_input, exited or gone, not '%s'", optarg);
 			break;
 		case 'j': json = true; break;
+		case 'a': every_host = true; break;
 		case 'h': return cmd_print_help(&cmd_list_entry);
 		default:
 			return cmd_usage_error(&cmd_list_entry, "bad option '%s'", argv[optind - 1]);
@@ -143,6 +284,25 @@ cmd_list_exec(struct hqt_app *app, int argc, char **argv)
 		     (status == (int)SESSION_WAITING && st[i] == SESSION_NEEDS)))
 			keep[n++] = i;
 	db_project_free(proj);
+	if (every_host) {
+		json_t *a = json_array();
+		int rc;
+		for (size_t k = 0; k < n; k++) {
+			json_t *o = json_session(&l->v[keep[k]], session_status_name(st[keep[k]]),
+						 session_attention_name(st[keep[k]]), NULL);
+			json_object_set_new(o, "host", json_null());
+			json_array_append_new(a, o);
+		}
+		free(keep);
+		free(st);
+		db_session_list_free(l);
+		rc = list_hosts(app, argc, argv, a);
+		if (json)
+			return json_print(a) == 0 ? rc : EXIT_FAIL;
+		print_all(a);
+		json_decref(a);
+		return rc;
+	}
 	if (json) {
 		/* Written straight from the rows, no jansson tree (json-text.h). */
 		struct json_writer w;

@@ -23,6 +23,7 @@ extern const struct cmd_entry cmd_kill_entry;
 extern const struct cmd_entry cmd_rm_entry;
 extern const struct cmd_entry cmd_sync_entry;
 extern const struct cmd_entry cmd_project_entry;
+extern const struct cmd_entry cmd_host_entry;
 extern const struct cmd_entry cmd_complete_entry;
 extern const struct cmd_entry cmd_plugins_entry;
 extern const struct cmd_entry cmd_doctor_entry;
@@ -39,6 +40,7 @@ const struct cmd_entry *const cmd_table[] = {
 	&cmd_rm_entry,
 	&cmd_sync_entry,
 	&cmd_project_entry,
+	&cmd_host_entry,
 	&cmd_complete_entry,
 	&cmd_plugins_entry,
 	&cmd_doctor_entry,

@@ -95,6 +95,16 @@ int cmd_config(struct hqt_app *app);
 int cmd_registry(struct hqt_app *app);
 int cmd_registry_for(struct hqt_app *app, char *const names[], size_t n);
 int cmd_db(struct hqt_app *app);
+/* Other machines (cmd-host.c): whether a verb runs on a host; run it
+ * there (argv[0] the verb), printing what the host's hqt said, made safe;
+ * the hosts, or -1 after printing why. */
+bool cmd_remote_verb(const char *name);
+int cmd_remote(struct hqt_app *app, const char *host, int argc, char **argv);
+struct db_host_list;
+int cmd_hosts(struct hqt_app *app, struct db_host_list **out);
+/* Each host's hqt version (version[i]) or why not (why[i]), asked in
+ * parallel; both arrays l->n long, entries malloc'd or NULL. */
+void cmd_host_versions(const struct db_host_list *l, char **version, char **why);
 int cmd_tmux(struct hqt_app *app);
 /* Print the warnings the app collected ("hqt: warning: ..."). */
 void cmd_flush_warnings(struct hqt_app *app);

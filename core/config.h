@@ -57,6 +57,7 @@ struct config_overrides {
 	const char *plugin_dir;  /* --plugin-dir */
 	const char *db;          /* --db */
 	const char *tmux_socket; /* --tmux-socket */
+	const char *host;        /* --host: the verb runs on that machine (cmd-host.c) */
 };
 
 /*

@@ -122,6 +122,12 @@ static const char schema_latest[] =
 	"  seen_at INTEGER,\n"
 	"  git_store TEXT,\n"
 	"  UNIQUE (project_id, nickname)\n"
+	");\n"
+	"CREATE TABLE hosts (\n"
+	"  name TEXT PRIMARY KEY,\n"
+	"  target TEXT NOT NULL,\n"
+	"  command TEXT NOT NULL DEFAULT 'hqt',\n"
+	"  created_at INTEGER NOT NULL\n"
 	");\n";
 
 /* Step i takes a database from version migrations[i].to - 1 to .to; the
@@ -137,6 +143,8 @@ static const struct migration {
 	{ 4, "ALTER TABLE sessions ADD COLUMN attention_since INTEGER;"
 	     "ALTER TABLE sessions ADD COLUMN seen_at INTEGER;" },
 	{ 5, "ALTER TABLE sessions ADD COLUMN git_store TEXT;" },
+	{ 6, "CREATE TABLE hosts (name TEXT PRIMARY KEY, target TEXT NOT NULL, "
+	     "command TEXT NOT NULL DEFAULT 'hqt', created_at INTEGER NOT NULL);" },
 };
 
 static const char *const state_names[] = {
@@ -1929,4 +1937,126 @@ db_session_delete(struct db *db, long long id, char **err)
 {
 	return change_session(db, id, "DELETE FROM sessions WHERE id = ?", 0, NULL, 0,
 			      err, "delete");
+}
+
+/* ---- hosts ---- */
+
+void
+db_host_list_free(struct db_host_list *l)
+{
+	if (l == NULL)
+		return;
+	for (size_t i = 0; i < l->n; i++) {
+		free(l->v[i].name);
+		free(l->v[i].target);
+		free(l->v[i].command);
+	}
+	free(l->v);
+	free(l);
+}
+
+static void
+read_host(sqlite3_stmt *st, struct db_host *h)
+{
+	h->name = col_str(st, 0);
+	h->target = col_str(st, 1);
+	h->command = col_str(st, 2);
+	h->created_at = sqlite.column_int64(st, 3);
+	if (h->name == NULL)
+		h->name = xstrdup("");
+	if (h->target == NULL)
+		h->target = xstrdup("");
+	if (h->command == NULL)
+		h->command = xstrdup("hqt");
+}
+
+int
+db_host_add(struct db *db, const char *name, const char *target, const char *command,
+	    char **err)
+{
+	char *what = xasprintf("cannot add host '%s'", name);
+	sqlite3_stmt *st = NULL;
+	int ret = -1, rc;
+
+	if (unit_begin(db, err, what) < 0)
+		goto out;
+	if (prep(db, "INSERT INTO hosts (name, target, command, created_at) VALUES (?, ?, ?, ?)",
+		 &st, err, what) < 0 ||
+	    bind(db, st, err, what, "ttti", name, target, command, now()) < 0)
+		goto end;
+	rc = sqlite.step(st);
+	if (rc == SQLITE_DONE) {
+		ret = 0;
+	} else if (sqlite.extended_errcode(db->h) == SQLITE_CONSTRAINT_PRIMARYKEY ||
+		   sqlite.extended_errcode(db->h) == SQLITE_CONSTRAINT_UNIQUE) {
+		fail(err, "host '%s' already exists", name);
+	} else {
+		sqlite.reset(st);
+		sqlfail(db, rc, err, what);
+	}
+end:
+	sqlite.finalize(st);
+	ret = unit_end(db, ret, err, what);
+out:
+	free(what);
+	return ret;
+}
+
+int
+db_host_list(struct db *db, struct db_host_list **out, char **err)
+{
+	const char *what = "cannot list hosts";
+	struct db_host_list *l = xcalloc(1, sizeof *l);
+	size_t alloc = 0;
+	sqlite3_stmt *st;
+	bool first = true;
+	int rc;
+
+	if (prep(db, "SELECT name, target, command, created_at FROM hosts ORDER BY name", &st,
+		 err, what) < 0) {
+		db_host_list_free(l);
+		return -1;
+	}
+	while ((rc = step(db, st, first, err, what)) == SQLITE_ROW) {
+		first = false;
+		if (l->n == alloc) {
+			alloc = alloc ? alloc * 2 : 4;
+			l->v = xreallocarray(l->v, alloc, sizeof *l->v);
+		}
+		memset(&l->v[l->n], 0, sizeof l->v[l->n]);
+		read_host(st, &l->v[l->n++]);
+	}
+	sqlite.finalize(st);
+	if (rc != SQLITE_DONE) {
+		db_host_list_free(l);
+		return -1;
+	}
+	*out = l;
+	return 0;
+}
+
+int
+db_host_rm(struct db *db, const char *name, char **err)
+{
+	char *what = xasprintf("cannot remove host '%s'", name);
+	sqlite3_stmt *st = NULL;
+	int ret = -1;
+
+	if (unit_begin(db, err, what) < 0)
+		goto out;
+	if (prep(db, "DELETE FROM hosts WHERE name = ?", &st, err, what) < 0 ||
+	    bind(db, st, err, what, "t", name) < 0)
+		goto end;
+	if (step(db, st, true, err, what) == SQLITE_DONE) {
+		if (sqlite.changes(db->h) == 0)
+			fail(err, "no host '%s'", name);
+		else
+			ret = 0;
+	}
+end:
+	sqlite.finalize(st);
+	ret = unit_end(db, ret, err, what);
+out:
+	free(what);
+	return ret;
 }

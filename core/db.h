@@ -25,7 +25,7 @@
  * - Times are Unix seconds.
  */
 
-#define DB_SCHEMA_VERSION 5 /* what db_open creates or migrates to */
+#define DB_SCHEMA_VERSION 6 /* what db_open creates or migrates to */
 
 struct db; /* an open database; one per process (or thread) is enough */
 
@@ -56,6 +56,26 @@ int db_check(struct db *db, char **err);
 int db_begin(struct db *db, char **err);
 int db_commit(struct db *db, char **err);
 int db_rollback(struct db *db, char **err);
+
+/* ---- hosts (other machines, SPEC §13) ---- */
+
+struct db_host {
+	char *name;            /* valid_name() */
+	char *target;          /* an ssh destination, as the user's ssh takes it */
+	char *command;         /* the remote hqt, a shell word list ("hqt") */
+	long long created_at;
+};
+struct db_host_list {
+	struct db_host *v;     /* ordered by name */
+	size_t n;
+};
+void db_host_list_free(struct db_host_list *l);
+/* "host 'x' already exists" when it does. */
+int db_host_add(struct db *db, const char *name, const char *target, const char *command,
+		char **err);
+int db_host_list(struct db *db, struct db_host_list **out, char **err);
+/* "no host 'x'" when there is none. */
+int db_host_rm(struct db *db, const char *name, char **err);
 
 /* ---- projects ---- */
 

@@ -8,8 +8,12 @@
  *
  *   - hqt learns that the start happened (or why not) through the ready
  *     FIFO: LAUNCH_STARTED once the child runs, else one line of error;
- *   - the pane going (SIGHUP) or `hqt kill` (SIGHUP, SIGTERM) is passed on;
- *     a sandbox's init is killed, whatever the agent did inside;
+ *   - the pane going (SIGHUP) or `hqt kill` (SIGHUP, SIGTERM) is passed on:
+ *     to the harness's whole process group (ours: gemini relaunches itself
+ *     as a child and the parent ignores both signals), with SIGKILL for
+ *     what is left of the group once the harness is gone or after
+ *     KILL_AFTER_MS; a sandbox's init is killed, whatever the agent did
+ *     inside;
  *   - when the harness ends by itself, the pty is given a moment to drain
  *     before we leave: tmux 3.3a drops what it had not read yet of a pane
  *     whose process it reaped, which was often a failing harness's error;
@@ -29,6 +33,7 @@
 #include "sandbox.h"
 #include "util.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -43,6 +48,8 @@
 /* How long the pty gets to drain after the harness ended by itself: tmux
  * reads a pane whenever its event loop runs, well within this. */
 #define DRAIN_MS 100
+/* How long a harness told to go (SIGHUP, SIGTERM) has before SIGKILL. */
+#define KILL_AFTER_MS 5000
 /* How long hqt may take to write the plan (it does while tmux opens the
  * window: milliseconds); hqt's going away is seen at once. */
 #define GATE_TIMEOUT_MS 30000
@@ -74,6 +81,15 @@ set_term(struct strv *envp)
 	envp->v[i] = xasprintf("TERM=%s", term);
 }
 
+static long long
+monotonic_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
 static void
 sleep_ms(int ms)
 {
@@ -81,6 +97,47 @@ sleep_ms(int ms)
 
 	while (nanosleep(&ts, &ts) != 0 && errno == EINTR)
 		;
+}
+
+/*
+ * SIGKILL every process of our process group but us (the harness's
+ * children that ignored the signal passed on, or outlived the harness):
+ * the pane is going, so nothing of the group is wanted any more.  Only
+ * when we lead the group, which tmux's pane made ours (setsid).
+ */
+static void
+kill_group_rest(void)
+{
+	pid_t me = getpid();
+	DIR *d;
+	struct dirent *de;
+
+	if (getpgrp() != me || (d = opendir("/proc")) == NULL)
+		return;
+	while ((de = readdir(d)) != NULL) {
+		char *end, path[64], buf[512], *rp;
+		long pid = strtol(de->d_name, &end, 10);
+		long pgrp;
+		ssize_t n;
+		int fd;
+
+		if (*end != '\0' || pid <= 0 || pid == me)
+			continue;
+		snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+		fd = open(path, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		n = read(fd, buf, sizeof buf - 1);
+		close(fd);
+		if (n <= 0)
+			continue;
+		buf[n] = '\0';
+		/* "pid (comm) state ppid pgrp ...": comm may hold anything */
+		rp = strrchr(buf, ')');
+		if (rp != NULL && sscanf(rp + 1, " %*c %*d %ld", &pgrp) == 1 && pgrp == me)
+			(void)kill((pid_t)pid, SIGKILL);
+	}
+	closedir(d);
 }
 
 /* Leave as the child did: its status, or its signal (default action). */
@@ -100,7 +157,8 @@ run_plain(const struct launch_plan *p, int ready, char **err)
 {
 	static const int sigs[] = { SIGHUP, SIGTERM, SIGINT, SIGQUIT, SIGCHLD };
 	sigset_t waited, old;
-	bool passed_on = false;
+	bool passed_on = false, killed = false;
+	long long kill_at = 0;
 	int status = 0;
 	pid_t pid;
 
@@ -136,15 +194,27 @@ run_plain(const struct launch_plan *p, int ready, char **err)
 			status = 1 << 8;
 			break;
 		}
-		if (sigwaitinfo(&waited, &si) < 0)
+		if (passed_on && !killed && monotonic_ms() >= kill_at) {
+			(void)kill(pid, SIGKILL);
+			killed = true;
+		}
+		struct timespec tick = { 0, 100 * 1000000L };
+		if (sigtimedwait(&waited, &si, passed_on ? &tick : NULL) < 0)
 			continue;
-		if (si.si_signo == SIGHUP || si.si_signo == SIGTERM) {
-			(void)kill(pid, si.si_signo);
+		/* The group's signal comes back to us too: not a new one. */
+		if ((si.si_signo == SIGHUP || si.si_signo == SIGTERM) && si.si_pid != getpid()) {
+			/* The whole group when we lead it (the harness's children
+			 * too), else the harness alone. */
+			(void)kill(getpgrp() == getpid() ? 0 : pid, si.si_signo);
+			if (!passed_on)
+				kill_at = monotonic_ms() + KILL_AFTER_MS;
 			passed_on = true;
 		}
 		/* SIGINT, SIGQUIT: the terminal sent them to the harness too. */
 	}
-	if (!passed_on)
+	if (passed_on)
+		kill_group_rest();
+	else
 		sleep_ms(DRAIN_MS);
 	leave_like(status, &waited);
 }

@@ -1,6 +1,7 @@
 /* main.c: global options, dispatch to the command table, exit codes. */
 #include "cmd.h"
 #include "db.h"
+#include "util.h"
 #include "version.h"
 
 #include <getopt.h>
@@ -32,6 +33,7 @@ usage(FILE *f)
 		"  --plugin-dir DIR    where harness plugins are loaded from ($HQT_PLUGIN_DIR)\n"
 		"  --db FILE           the session database ($HQT_DB)\n"
 		"  --tmux-socket NAME  use tmux -L NAME instead of the default server\n"
+		"  --host NAME         run the command on host NAME (hqt host) over ssh\n"
 		"  -h, --help          this help; 'hqt COMMAND --help' for a command\n"
 		"  -V, --version       print the version\n"
 		"\n"
@@ -80,6 +82,44 @@ late_globals(struct hqt_app *app, const struct cmd_entry *e, int *argc, char **a
 	return 0;
 }
 
+/*
+ * Sessions named NAME:N (or NAME:nickname) where NAME is a host: the host,
+ * and the operands without "NAME:".  Only a word with ':' makes hqt look
+ * at its hosts; one word may name another host than the next only as an
+ * error (one host a command).  NULL: this machine.
+ */
+static char *
+host_of_operands(struct hqt_app *app, int argc, char **argv)
+{
+	struct db_host_list *l = NULL;
+	char *host = NULL;
+	bool any = false;
+
+	for (int i = 1; i < argc && !any; i++)
+		any = argv[i][0] != '-' && strchr(argv[i], ':') != NULL;
+	if (!any || cmd_hosts(app, &l) != 0)
+		return NULL;
+	for (int i = 1; i < argc; i++) {
+		char *colon = argv[i][0] != '-' ? strchr(argv[i], ':') : NULL;
+		if (colon == NULL)
+			continue;
+		for (size_t k = 0; k < l->n; k++) {
+			size_t n = strlen(l->v[k].name);
+			if ((size_t)(colon - argv[i]) != n || strncmp(argv[i], l->v[k].name, n) != 0)
+				continue;
+			if (host == NULL)
+				host = xstrdup(l->v[k].name);
+			else if (strcmp(host, l->v[k].name) != 0)
+				break;
+			/* The session's name there. */
+			memmove(argv[i], colon + 1, strlen(colon + 1) + 1);
+			break;
+		}
+	}
+	db_host_list_free(l);
+	return host;
+}
+
 int
 main(int argc, char **argv)
 {
@@ -88,12 +128,14 @@ main(int argc, char **argv)
 		{ "plugin-dir", required_argument, NULL, 'p' },
 		{ "db", required_argument, NULL, 'd' },
 		{ "tmux-socket", required_argument, NULL, 'L' },
+		{ "host", required_argument, NULL, 'H' },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
 	struct hqt_app app;
 	const struct cmd_entry *e;
+	char *named_host = NULL;
 	int c, rc;
 
 	memset(&app, 0, sizeof app);
@@ -105,6 +147,7 @@ main(int argc, char **argv)
 		case 'p': app.ov.plugin_dir = optarg; break;
 		case 'd': app.ov.db = optarg; break;
 		case 'L': app.ov.tmux_socket = optarg; break;
+		case 'H': app.ov.host = optarg; break;
 		case 'h': usage(stdout); return EXIT_OK;
 		case 'V': printf("hqt %s\n", HQT_VERSION); return EXIT_OK;
 		default:
@@ -131,11 +174,19 @@ main(int argc, char **argv)
 		/* The launcher's arguments are hqt's own: left as they are. */
 		if (!e->hidden && late_globals(&app, e, &cargc, argv + optind) != 0)
 			return EXIT_USAGE;
-		rc = e->exec(&app, cargc, argv + optind);
+		if (app.ov.host == NULL && e->target != CMD_TARGET_NONE)
+			app.ov.host = named_host = host_of_operands(&app, cargc, argv + optind);
+		if (app.ov.host != NULL && cmd_remote_verb(e->name))
+			rc = cmd_remote(&app, app.ov.host, cargc, argv + optind);
+		else if (app.ov.host != NULL)
+			rc = cmd_usage_error(e, "%s runs on this machine only, not with --host", e->name);
+		else
+			rc = e->exec(&app, cargc, argv + optind);
 	}
 
 	cmd_flush_warnings(&app);
 	app_free(&app);
+	free(named_host);
 	fflush(stdout);
 	if (ferror(stdout)) {
 		cmd_error("error writing to standard output");

@@ -184,3 +184,25 @@ strv_join_quoted(const struct strv *sv)
 {
 	return argv_join_quoted(strv_v(sv));
 }
+
+char *
+strv_join(const struct strv *sv, const char *sep)
+{
+	size_t len = 1, sl = strlen(sep), off = 0;
+	char *out;
+
+	for (size_t i = 0; i < sv->n; i++)
+		len += strlen(sv->v[i]) + (i > 0 ? sl : 0);
+	out = xmalloc(len);
+	for (size_t i = 0; i < sv->n; i++) {
+		size_t l = strlen(sv->v[i]);
+		if (i > 0) {
+			memcpy(out + off, sep, sl);
+			off += sl;
+		}
+		memcpy(out + off, sv->v[i], l);
+		off += l;
+	}
+	out[off] = '\0';
+	return out;
+}

@@ -33,6 +33,9 @@ void strv_free_array(char **v);
 /* Split s on sep, trim blanks, drop empty items, expand ~ when asked. */
 void strv_split(struct strv *sv, const char *s, char sep, int expand_tilde);
 
+/* The strings joined with sep between them ("" when none). Caller frees. */
+char *strv_join(const struct strv *sv, const char *sep);
+
 /* Shell-quote one word (POSIX sh, single quotes when needed). Caller frees. */
 char *shell_quote(const char *s);
 /* argv joined with spaces, each word shell-quoted. Caller frees. */

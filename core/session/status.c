@@ -248,8 +248,11 @@ session_status_all(struct hqt_app *app, struct db_session_list *l, enum session_
 		if (h != NULL && s->harness_session_id == NULL && pane[i] != NULL &&
 		    (h->plugin->desc->flags & HQT_PLUGIN_CAPTURES_SESSION_ID)) {
 			struct hqt_request req;
-			char *found = NULL, *root;
+			char *found = NULL, *root, *ep;
 			request_of(s, &req, &root);
+			/* the harness's own events may name it (opencode's) */
+			ep = harness_has_events(h) ? events_path_in(evdir, s->id) : NULL;
+			req.event_file = ep;
 			if (harness_capture_id(h, &req, &found, &ign) == 1 &&
 			    !id_taken(l, s, found) &&
 			    db_session_set_harness_session_id(app->db, s->id, found, &ign) == 0)
@@ -257,6 +260,7 @@ session_status_all(struct hqt_app *app, struct db_session_list *l, enum session_
 			else
 				free(found);
 			free(root);
+			free(ep);
 		}
 		free(ign);
 	}

@@ -482,8 +482,12 @@ session_resume(struct hqt_app *app, const struct db_session *s, const char **how
 		struct hqt_request req;
 		char *root;
 		request_of(&cur, &req, &root);
+		/* the harness's own events may name it (opencode's) */
+		char *ep = harness_has_events(h) ? events_path(app_db_path(app), cur.id, false) : NULL;
+		req.event_file = ep;
 		if (harness_capture_id(h, &req, &captured, &ign) == 1)
 			cur.harness_session_id = captured;
+		free(ep);
 		free(root);
 		free(ign);
 		ign = NULL;

@@ -147,7 +147,10 @@ struct hqt_request {
 	 * so a hook that a shell runs is a constant text
 	 * ("\"$HQT_EVENT_COMMAND\"") and no path is ever spliced into shell
 	 * text.  Inside a sandbox the file is the one path bound writable for
-	 * this, and the helper is bound read-only.
+	 * this, and the helper is bound read-only.  capture_session_id gets
+	 * event_file too (hosts since opencode's plugin; NULL before): a
+	 * harness whose ids are not UUIDs (parse_event's id is) reports them
+	 * there, and the plugin reads them back.
 	 */
 	const char *event_file;
 	const char *event_command;

@@ -84,8 +84,19 @@ static const char *const WORKING_MARKERS[] = {
 	"· *… (", "✢ *… (", "✳ *… (", "✶ *… (", "✻ *… (", "✽ *… (",
 	"esc to interrupt", NULL,
 };
-/* Its permission prompt: needs the user. */
-static const char *const NEEDS_MARKERS[] = {"Do you want to proceed?", "❯ 1. Yes", NULL};
+/*
+ * Its permission prompt, and the dialogs it shows before any event (no
+ * hook fires before them, and pane activity alone read them as working):
+ * the auto-mode question of 2.1.328 ("Make auto mode your default
+ * permission mode?"), the Bypass Permissions warning ("Yes, I accept"),
+ * folder trust, a custom API key from the environment (tests/e2e README).
+ * All need the user.
+ */
+static const char *const NEEDS_MARKERS[] = {
+	"Do you want to proceed?", "❯ 1. Yes", "Make auto mode your default permission mode?",
+	"Yes, I accept", "Do you trust the files in this folder?",
+	"Detected a custom API key in your environment", NULL,
+};
 /* The turn is done: the empty input box. */
 static const char *const WAITING_MARKERS[] = {"=❯", NULL};
 

@@ -97,7 +97,9 @@ static const char *const WORKING_MARKERS[] = {"esc to interrupt", "Working (", N
 static const char *const NEEDS_MARKERS[] = {
 	"Would you like to run the following command?",
 	"Would you like to make the following edits?",
-	"› 1. Yes, proceed", NULL,
+	"› 1. Yes, proceed",
+	/* before any notify: the model-migration dialog (tests/e2e README) */
+	"› 1. Try new model", NULL,
 };
 /* The turn is done: told by the line above the input box (IDLE_MARKERS). */
 static const char *const WAITING_MARKERS[] = {NULL};

@@ -1,6 +1,7 @@
 /* common.c: helpers compiled into every harness plugin; see common.h. */
 #include "common.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -447,4 +448,57 @@ file_times(const char *path, int64_t *mtime, int64_t *born)
 	*mtime = st.stx_mtime.tv_sec;
 	*born = (st.stx_mask & STATX_BTIME) ? st.stx_btime.tv_sec : *mtime;
 	return 0;
+}
+
+char *
+plugin_file(const char *name)
+{
+	Dl_info info;
+	char *dir, *slash, *path;
+	struct stat st;
+
+	/* Any symbol of this object names the .so it came from. */
+	if (dladdr((const void *)&plugin_file, &info) == 0 || info.dli_fname == NULL ||
+	    info.dli_fname[0] != '/')
+		return NULL;
+	dir = xasprintf("%s", info.dli_fname);
+	slash = strrchr(dir, '/');
+	*slash = '\0';
+	path = xasprintf("%s/%s", dir, name);
+	free(dir);
+	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode)) {
+		free(path);
+		return NULL;
+	}
+	return path;
+}
+
+bool
+root_owned_path(const char *path)
+{
+	char *p = realpath(path, NULL);
+	bool ok = p != NULL;
+
+	while (ok) {
+		struct stat st;
+		char *slash;
+
+		ok = stat(p, &st) == 0 && st.st_uid == 0 && !(st.st_mode & (S_IWGRP | S_IWOTH));
+		if (!ok || strcmp(p, "/") == 0)
+			break;
+		slash = strrchr(p, '/');
+		if (slash == p)
+			slash[1] = '\0';
+		else
+			*slash = '\0';
+	}
+	free(p);
+	return ok;
+}
+
+void
+event_id(const char *sid, char *id, size_t id_len)
+{
+	if (sid != NULL && is_uuid(sid) && strlen(sid) < id_len)
+		memcpy(id, sid, strlen(sid) + 1);
 }

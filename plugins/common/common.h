@@ -120,4 +120,18 @@ bool same_dir(const char *a, const char *b);
  * filesystem keeps none), else -1. */
 int file_times(const char *path, int64_t *mtime, int64_t *born);
 
+/*
+ * A file shipped beside the plugin's own .so, in its plugin directory
+ * (gemini-settings.json): its absolute path when it is a regular file, else
+ * NULL.  Caller frees.
+ */
+char *plugin_file(const char *name);
+/* Whether path and every directory above it are owned by root and
+ * writable by neither group nor others (what Gemini CLI asks of a system
+ * settings file before it reads it). */
+bool root_owned_path(const char *path);
+/* The harness's own session id (a UUID) in a hook payload's key, copied into
+ * the host's buffer id (id_len bytes) when it is one. */
+void event_id(const char *sid, char *id, size_t id_len);
+
 #endif

@@ -25,15 +25,22 @@
  *                          "hooks/" for a directory): read-only in every
  *                          writable sandboxed session of the project
  *   env                    comma list of NAME=VALUE set for the harness
+ *   sandbox_env            the same, set only when the session is sandboxed
+ *                          (a skip-permission switch that is a variable)
  *   working_markers, waiting_markers, needs_markers   screen markers (see common.h)
  * command, resume_command and skip_permission_flags are split on blanks into
- * argv words: no shell, no quoting, no expansion.
+ * argv words: no shell, no quoting, no expansion.  "{id}" in a word of
+ * command or resume_command stands for the session's id: a fresh v4 UUID
+ * that hqt picks when the session is made and keeps (for a CLI that takes
+ * one, `gemini --session-id {id}`, `gemini --resume {id}`); a
+ * resume_command with "{id}" and no id yet spawns instead.
  */
 static const char *const CONFIG_KEYS[] = {
 	"plugin", "command", "resume_command", "skip_permission_flags", "model_flag",
-	"binds", "project_protect", "env", "working_markers", "waiting_markers", "needs_markers",
-	"net_allow", NULL,
+	"binds", "project_protect", "env", "sandbox_env", "working_markers", "waiting_markers",
+	"needs_markers", "net_allow", NULL,
 };
+static const char ID_PLACEHOLDER[] = "{id}";
 static const char BLANKS[] = " \t";
 static const char RO_SUFFIX[] = ":ro";
 /* No markers of its own: the INI gives them, else activity decides. */
@@ -64,6 +71,7 @@ configure(const struct hqt_ctx *ctx, struct hqt_error *err)
 	const char *resume = host->conf_get(ctx, "resume_command");
 	char **cmd = conf_words(ctx, "command", BLANKS);
 	char **env = conf_words(ctx, "env", ",");
+	char **sbx_env = conf_words(ctx, "sandbox_env", ",");
 	char **protect = conf_words(ctx, "project_protect", ",");
 	int ret = 0;
 
@@ -82,6 +90,14 @@ configure(const struct hqt_ctx *ctx, struct hqt_error *err)
 			ret = HQT_ERROR;
 		}
 	}
+	for (char **e = sbx_env; !ret && *e; e++) {
+		const char *eq = strchr(*e, '=');
+
+		if (!eq || !env_name_ok(*e, (size_t)(eq - *e))) {
+			host->set_error(err, "sandbox_env: '%s' is not NAME=VALUE", *e);
+			ret = HQT_ERROR;
+		}
+	}
 	for (char **p = protect; !ret && *p; p++) {
 		if (**p == '~' || !path_plain(*p)) {
 			host->set_error(err, "project_protect: '%s' is not a path inside the "
@@ -91,8 +107,55 @@ configure(const struct hqt_ctx *ctx, struct hqt_error *err)
 	}
 	words_free(cmd);
 	words_free(env);
+	words_free(sbx_env);
 	words_free(protect);
 	return ret;
+}
+
+/* Whether the INI key's value has the {id} placeholder. */
+static bool
+takes_id(const struct hqt_ctx *ctx, const char *key)
+{
+	const char *v = host->conf_get(ctx, key);
+
+	return v && strstr(v, ID_PLACEHOLDER);
+}
+
+/* word with each {id} replaced by id.  Caller frees. */
+static char *
+with_id(const char *word, const char *id)
+{
+	size_t n = strlen(ID_PLACEHOLDER), count = 0, len;
+	char *out, *o;
+
+	for (const char *p = strstr(word, ID_PLACEHOLDER); p; p = strstr(p + n, ID_PLACEHOLDER))
+		count++;
+	len = strlen(word) + count * strlen(id) + 1;
+	out = o = xmalloc(len);
+	while (*word) {
+		if (!strncmp(word, ID_PLACEHOLDER, n)) {
+			memcpy(o, id, strlen(id));
+			o += strlen(id);
+			word += n;
+		} else {
+			*o++ = *word++;
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
+static void
+set_env_words(struct hqt_cmd *out, char **env)
+{
+	for (char **e = env; *e; e++) {
+		char *eq = strchr(*e, '=');
+
+		if (eq) {
+			*eq = '\0';
+			host->env_set(out, *e, eq + 1);
+		}
+	}
 }
 
 static void
@@ -164,17 +227,27 @@ build(const struct hqt_ctx *ctx, const struct hqt_request *req,
 	}
 	/* configure() saw to it that the command has words. */
 	cmd = conf_words(ctx, command_key, BLANKS);
+	if (takes_id(ctx, command_key) && !is_uuid(req->harness_session_id)) {
+		host->set_error(err, "[harness.%s] %s has {id}, but the session has no id (made "
+				"before {id} was added?)", ctx->harness, command_key);
+		words_free(cmd);
+		return HQT_ERROR;
+	}
 	skip = conf_words(ctx, "skip_permission_flags", BLANKS);
 	env = conf_words(ctx, "env", ",");
-	push_words(out, (const char *const *)cmd);
-	push_tail(out, req, model_flag, (const char *const *)skip);
-	for (char **e = env; *e; e++) {
-		char *eq = strchr(*e, '=');
+	for (char **w = cmd; *w; w++) {
+		char *word = strstr(*w, ID_PLACEHOLDER) ? with_id(*w, req->harness_session_id) : NULL;
 
-		if (eq) {
-			*eq = '\0';
-			host->env_set(out, *e, eq + 1);
-		}
+		host->argv_push(out, word ? word : *w);
+		free(word);
+	}
+	push_tail(out, req, model_flag, (const char *const *)skip);
+	set_env_words(out, env);
+	if (req->sandboxed) {
+		char **sbx_env = conf_words(ctx, "sandbox_env", ",");
+
+		set_env_words(out, sbx_env);
+		words_free(sbx_env);
 	}
 	words_free(cmd);
 	words_free(skip);
@@ -195,7 +268,19 @@ build_resume(const struct hqt_ctx *ctx, const struct hqt_request *req,
 {
 	if (!host->conf_get(ctx, "resume_command"))
 		return HQT_FRESH;
+	/* Nothing to name yet: spawn (with the same id). */
+	if (takes_id(ctx, "resume_command") && !is_uuid(req->harness_session_id))
+		return HQT_FRESH;
 	return build(ctx, req, "resume_command", out, err);
+}
+
+/* A fresh id when the command or resume_command names one ({id}). */
+static int
+generate_session_id(const struct hqt_ctx *ctx, char *buf, size_t len, struct hqt_error *err)
+{
+	if (!takes_id(ctx, "command") && !takes_id(ctx, "resume_command"))
+		return HQT_NONE;
+	return uuid_v4(buf, len, err);
 }
 
 static enum hqt_status
@@ -219,6 +304,7 @@ static const struct hqt_plugin plugin = {
 	.net_allow = net_allow,
 	.build_spawn = build_spawn,
 	.build_resume = build_resume,
+	.generate_session_id = generate_session_id,
 	.parse_status = parse_status,
 };
 

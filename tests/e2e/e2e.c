@@ -103,6 +103,73 @@ e2e_codex_config(const struct e2e *e, const char *base_url)
 	free(text);
 }
 
+/* Gemini CLI's and Qwen Code's first-run choices, made in the test HOME
+ * only: the API key as the way in (no auth dialog), and no usage statistics
+ * or update checks (nothing phones home from a test). */
+static void
+gemini_state(const struct e2e *e)
+{
+	char *path = fmt("%s/.gemini/settings.json", e->te.home);
+
+	write_file(path,
+		   "{\"security\": {\"auth\": {\"selectedType\": \"gemini-api-key\"}},\n"
+		   " \"privacy\": {\"usageStatisticsEnabled\": false},\n"
+		   " \"general\": {\"enableAutoUpdate\": false,"
+		   " \"enableAutoUpdateNotification\": false},\n"
+		   " \"model\": {\"name\": \"e2e-model\"}}\n", 0600);
+	free(path);
+	/* qwen: the stand-in through Chat Completions (OPENAI_BASE_URL), and
+	 * asking before commands ("default"; its own default, auto, asks an LLM
+	 * classifier the stand-in cannot be). */
+	path = fmt("%s/.qwen/settings.json", e->te.home);
+	write_file(path,
+		   "{\"general\": {\"enableAutoUpdate\": false},\n"
+		   " \"privacy\": {\"usageStatisticsEnabled\": false},\n"
+		   " \"security\": {\"auth\": {\"selectedType\": \"openai\"}},\n"
+		   " \"model\": {\"name\": \"e2e-model\"},\n"
+		   " \"tools\": {\"approvalMode\": \"default\"}}\n", 0600);
+	free(path);
+}
+
+/* opencode's config in the test HOME: the stand-in as an OpenAI-compatible
+ * provider (bundled: nothing to install), asking before shell commands (its
+ * default runs them), and its plugin package seeded where it would npm-
+ * install it at start (offline: forever). */
+static void
+opencode_state(const struct e2e *e)
+{
+	char *path = fmt("%s/.config/opencode/opencode.json", e->te.home);
+	char *text = fmt("{\"model\": \"e2e/e2e-model\", \"autoupdate\": false, "
+			 "\"share\": \"disabled\", \"permission\": {\"bash\": \"ask\"},\n"
+			 " \"provider\": {\"e2e\": {\"npm\": \"@ai-sdk/openai-compatible\",\n"
+			 "  \"options\": {\"baseURL\": \"http://127.0.0.1:%d/v1\", "
+			 "\"apiKey\": \"sk-e2e\"},\n"
+			 "  \"models\": {\"e2e-model\": {\"tool_call\": true}}}}}\n",
+			 e->port);
+	struct run r;
+	char *from = fmt("%s/opencode-plugin/.", e->cache);
+	char *to = fmt("%s/.config/opencode/", e->te.home);
+	/* hard links (64 MB, for every test): a copy across file systems */
+	const char *ln[] = { "cp", "-Rl", from, to, NULL };
+	const char *cp[] = { "cp", "-R", from, to, NULL };
+
+	write_file(path, text, 0600);
+	run_argv(&r, &e->te, ln, NULL);
+	if (r.code != 0) {
+		run_free(&r);
+		run_argv(&r, &e->te, cp, NULL);
+	}
+	cr_assert_eq(r.code, 0, "cp %s: %s", from, r.err);
+	run_free(&r);
+	char *stamp = fmt("%s/.config/opencode/.hqt-installed", e->te.home);
+	unlink(stamp);
+	free(stamp);
+	free(from);
+	free(to);
+	free(text);
+	free(path);
+}
+
 static void
 start_server(struct e2e *e, const struct e2e_server *srv)
 {
@@ -202,11 +269,14 @@ e2e_init_server(struct e2e *e, enum e2e_codex codex, const char *ini_extra,
 	url = fmt("http://127.0.0.1:%d/v1", e->port);
 	e2e_codex_config(e, url);
 	free(url);
+	gemini_state(e);
+	opencode_state(e);
 
 	/* Nothing of the machine's own harness set-up reaches the test. */
 	for (char **v = environ; *v; v++) {
 		static const char *const prefixes[] = {
-			"ANTHROPIC_", "CLAUDE", "OPENAI_", "CODEX_", "npm_", NULL,
+			"ANTHROPIC_", "CLAUDE", "OPENAI_", "CODEX_", "npm_", "GEMINI_",
+			"GOOGLE_", "QWEN_", "COPILOT_", "GH_", "GITHUB_", "OPENCODE_", NULL,
 		};
 		for (const char *const *p = prefixes; *p; p++)
 			if (strncmp(*v, *p, strlen(*p)) == 0) {
@@ -215,11 +285,17 @@ e2e_init_server(struct e2e *e, enum e2e_codex codex, const char *ini_extra,
 				free(name);
 			}
 	}
+	/* gemini, qwen, copilot and opencode as a project's npm install has them */
+	char *more = fmt("%s/gemini/node_modules/.bin:%s/qwen/node_modules/.bin:"
+			 "%s/copilot/node_modules/.bin:%s/opencode/node_modules/.bin",
+			 e->cache, e->cache, e->cache, e->cache);
 	if (codex == E2E_CODEX_GLOBAL)
-		path = fmt("%s/.local/bin:%s/codex-global/bin:/usr/bin:/bin", e->te.home, e->cache);
+		path = fmt("%s/.local/bin:%s/codex-global/bin:%s:/usr/bin:/bin", e->te.home, e->cache,
+			   more);
 	else
-		path = fmt("%s/.local/bin:%s/codex-local/node_modules/.bin:/usr/bin:/bin",
-			   e->te.home, e->cache);
+		path = fmt("%s/.local/bin:%s/codex-local/node_modules/.bin:%s:/usr/bin:/bin",
+			   e->te.home, e->cache, more);
+	free(more);
 	tenv_put(&e->te, "PATH", path);
 	free(path);
 	url = fmt("http://127.0.0.1:%d", e->port);
@@ -228,6 +304,33 @@ e2e_init_server(struct e2e *e, enum e2e_codex codex, const char *ini_extra,
 	tenv_put(&e->te, "ANTHROPIC_API_KEY", API_KEY);
 	tenv_put(&e->te, "OPENAI_API_KEY", "sk-e2e-test-openai-key");
 	tenv_put(&e->te, "DISABLE_AUTOUPDATER", "1");
+	url = fmt("http://127.0.0.1:%d", e->port);
+	tenv_put(&e->te, "GEMINI_API_KEY", "e2e-gemini-key");
+	tenv_put(&e->te, "GOOGLE_GEMINI_BASE_URL", url);
+	free(url);
+	url = fmt("http://127.0.0.1:%d/v1", e->port);
+	tenv_put(&e->te, "OPENAI_BASE_URL", url);
+	free(url);
+	tenv_put(&e->te, "QWEN_USAGE_STATISTICS_ENABLED", "false");
+	/* copilot: a BYOK provider (the stand-in's Anthropic side) and no
+	 * network of its own (no GitHub login, update check or telemetry) */
+	url = fmt("http://127.0.0.1:%d", e->port);
+	tenv_put(&e->te, "COPILOT_PROVIDER_BASE_URL", url);
+	free(url);
+	tenv_put(&e->te, "COPILOT_PROVIDER_TYPE", "anthropic");
+	tenv_put(&e->te, "COPILOT_PROVIDER_API_KEY", API_KEY);
+	tenv_put(&e->te, "COPILOT_MODEL", "claude-sonnet-4.6");
+	tenv_put(&e->te, "COPILOT_PROVIDER_WIRE_MODEL", "e2e-model");
+	tenv_put(&e->te, "COPILOT_OFFLINE", "true");
+	/* opencode: no models catalogue, update, sharing, default plugins or
+	 * LSP downloads (the study's five switches) */
+	static const char *const oc_off[] = {
+		"OPENCODE_DISABLE_MODELS_FETCH", "OPENCODE_DISABLE_AUTOUPDATE",
+		"OPENCODE_DISABLE_SHARE", "OPENCODE_DISABLE_DEFAULT_PLUGINS",
+		"OPENCODE_DISABLE_LSP_DOWNLOAD", NULL,
+	};
+	for (const char *const *v = oc_off; *v; v++)
+		tenv_put(&e->te, *v, "1");
 	tenv_put(&e->te, "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1");
 	tenv_put(&e->te, "HQT_PLUGIN_DIR", getenv("HQT_TEST_PLUGIN_DIR"));
 	tenv_put(&e->te, "NO_COLOR", NULL);
@@ -246,8 +349,8 @@ e2e_init_server(struct e2e *e, enum e2e_codex codex, const char *ini_extra,
 	run_ok(&e->te, "project", "add", "p", e->proj, NULL);
 }
 
-static void
-dump(const struct e2e *e)
+void
+e2e_dump(const struct e2e *e)
 {
 	struct run r;
 
@@ -303,7 +406,7 @@ void
 e2e_fini(struct e2e *e)
 {
 	if (getenv("HQT_E2E_DUMP") != NULL)
-		dump(e);
+		e2e_dump(e);
 	if (e->server > 0) {
 		kill(e->server, SIGTERM);
 		waitpid(e->server, NULL, 0);
@@ -399,7 +502,7 @@ e2e_wait_screen(const struct e2e *e, long id, const char *needle, int timeout_ms
 			return;
 		}
 		if (now_ms() >= end) {
-			dump(e);
+			e2e_dump(e);
 			cr_assert_fail("session %ld never showed \"%s\"; screen:\n%s", id, needle,
 				       s ? s : "");
 		}
@@ -468,7 +571,7 @@ e2e_wait_status(const struct e2e *e, long id, const char *want, int timeout_ms)
 	if (e2e_sees_status(e, id, want, timeout_ms))
 		return;
 	char *st = e2e_status(e, id), *s = e2e_screen(e, id);
-	dump(e);
+	e2e_dump(e);
 	cr_assert_fail("session %ld is %s, not %s, after %d ms; screen:\n%s", id, st, want,
 		       timeout_ms, s ? s : "");
 }
@@ -516,7 +619,7 @@ e2e_wait_record(const struct e2e *e, const char *name, int timeout_ms)
 
 	while ((t = e2e_record(e, name)) == NULL) {
 		if (now_ms() >= end) {
-			dump(e);
+			e2e_dump(e);
 			cr_assert_fail("the model server never recorded %s", name);
 		}
 		sleep_ms(100);
@@ -561,4 +664,111 @@ e2e_leftovers(const struct e2e *e)
 	}
 	closedir(d);
 	return n;
+}
+
+size_t
+e2e_pids(const struct e2e *e, pid_t *pids, size_t max)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	size_t n = 0, len = strlen(e->te.root);
+
+	cr_assert_not_null(d);
+	while (n < max && (de = readdir(d)) != NULL) {
+		char *end, link[64], cwd[4096];
+		long pid = strtol(de->d_name, &end, 10);
+		ssize_t k;
+
+		if (*end || pid <= 0 || pid == e->server || pid == getpid())
+			continue;
+		snprintf(link, sizeof link, "/proc/%ld/cwd", pid);
+		k = readlink(link, cwd, sizeof cwd - 1);
+		if (k <= 0)
+			continue;
+		cwd[k] = '\0';
+		/* the tests' private tmux server is not the session's */
+		snprintf(link, sizeof link, "/proc/%ld/comm", pid);
+		char *comm = slurp(link);
+		bool tmux = comm != NULL && strncmp(comm, "tmux", 4) == 0;
+		free(comm);
+		if (tmux)
+			continue;
+		if (strncmp(cwd, e->proj, strlen(e->proj)) == 0 ||
+		    (strncmp(cwd, e->te.root, len) == 0 && (cwd[len] == '/' || cwd[len] == '\0')))
+			pids[n++] = (pid_t)pid;
+	}
+	closedir(d);
+	return n;
+}
+
+/* Whether pid runs (a zombie, whose parent has yet to reap it, does not). */
+static bool
+alive(pid_t pid)
+{
+	char *path = fmt("/proc/%ld/stat", (long)pid), *t = slurp(path), *rp;
+	bool yes = false;
+
+	free(path);
+	if (t != NULL && (rp = strrchr(t, ')')) != NULL)
+		yes = rp[1] == ' ' && rp[2] != 'Z' && rp[2] != 'X';
+	free(t);
+	return yes;
+}
+
+/* Whether a word of pid's command line has needle. */
+static bool
+cmdline_has(pid_t pid, const char *needle)
+{
+	char *path = fmt("/proc/%ld/cmdline", (long)pid), buf[8192];
+	FILE *f = fopen(path, "re");
+	size_t got = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+	bool yes = false;
+
+	buf[got] = '\0';
+	/* NULs apart: each word */
+	for (size_t j = 0; !yes && j < got; j += strlen(buf + j) + 1)
+		yes = strstr(buf + j, needle) != NULL;
+	if (f)
+		fclose(f);
+	free(path);
+	return yes;
+}
+
+void
+e2e_kill_leaves_nothing(const struct e2e *e, long id, const char *program)
+{
+	pid_t pids[64];
+	size_t n = e2e_pids(e, pids, 64), named = 0;
+	char num[32];
+
+	/* the harness runs: at least one of them is its */
+	for (size_t i = 0; i < n; i++)
+		named += cmdline_has(pids[i], program);
+	cr_assert(named > 0, "no process of %s runs in the project before the kill", program);
+	snprintf(num, sizeof num, "%ld", id);
+	run_ok(&e->te, "kill", num, NULL);
+	for (long long end = now_ms() + 10000; now_ms() < end; sleep_ms(100)) {
+		size_t left = 0;
+
+		for (size_t i = 0; i < n; i++)
+			left += alive(pids[i]);
+		if (left == 0)
+			return;
+	}
+	for (size_t i = 0; i < n; i++)
+		if (alive(pids[i])) {
+			char *path = fmt("/proc/%ld/cmdline", (long)pids[i]);
+			FILE *f = fopen(path, "re");
+			char buf[512];
+			size_t got = f ? fread(buf, 1, sizeof buf - 1, f) : 0;
+
+			for (size_t j = 0; j < got; j++)
+				buf[j] = buf[j] ? buf[j] : ' ';
+			buf[got] = '\0';
+			cr_log_error("left behind: pid %ld %s", (long)pids[i], buf);
+			if (f)
+				fclose(f);
+			free(path);
+		}
+	cr_assert_fail("processes of session %ld left after hqt kill (log above)", id);
 }

@@ -89,5 +89,15 @@ char *e2e_wait_record(const struct e2e *e, const char *name, int timeout_ms);
  * directory in their command line (what a session left behind: codex's
  * daemon runs from $CODEX_HOME/packages/...). */
 int e2e_leftovers(const struct e2e *e);
+/* The processes (at most max) whose working directory is in the test's tree
+ * (the project, its HOME), but the model server and the test: a session's
+ * harness and what it started.  Returns how many. */
+/* Log every session's screen and the model server's log (a test failing). */
+void e2e_dump(const struct e2e *e);
+size_t e2e_pids(const struct e2e *e, pid_t *pids, size_t max);
+/* `hqt kill` session id, whose harness (some process of e2e_pids with
+ * program in its command line) runs: asserts that none of the processes
+ * e2e_pids saw before the kill is left running after it, by pid. */
+void e2e_kill_leaves_nothing(const struct e2e *e, long id, const char *program);
 
 #endif

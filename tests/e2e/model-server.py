@@ -2,9 +2,14 @@
 """model-server.py: a stand-in model API on loopback for the e2e tests.
 
 Speaks enough of Anthropic's Messages API (POST /v1/messages, streaming SSE
-or not, count_tokens, the model list) for Claude Code, and of OpenAI's
-Responses API (POST /v1/responses, streaming) for the Codex CLI.  What it
-answers is chosen by the words of the user's latest prompt:
+or not, count_tokens, the model list) for Claude Code (and Copilot CLI with
+an anthropic provider), of OpenAI's Responses API (POST /v1/responses,
+streaming) for the Codex CLI, of OpenAI's Chat Completions (POST
+.../chat/completions, SSE or not, with tool calls) for Qwen Code and
+opencode, and of the Gemini API (POST /v1beta/models/M:streamGenerateContent
+?alt=sse, :generateContent, :countTokens) for Gemini CLI.  The shell tool is
+the one the harness offers by name (SHELL_TOOLS), its schema's required keys
+filled.  What it answers is chosen by the words of the user's latest prompt:
 
   e2e-slow WORD   a reply streamed over SLOW_SECONDS, so the harness shows
                   itself working
@@ -12,7 +17,9 @@ answers is chosen by the words of the user's latest prompt:
                   in a mode that asks before such commands asks the user
   e2e-commit      the same running COMMIT_COMMAND (git add and commit)
   e2e-tool        one call of the harness's shell tool (claude's Bash,
-                  codex's exec_command or shell) running TOOL_COMMAND; the
+                  codex's exec_command or shell, gemini's and qwen's
+                  run_shell_command, copilot's and opencode's bash)
+                  running TOOL_COMMAND (PLAIN_TOOL_COMMAND for gemini); the
                   tool result that comes back is written to RECORD_DIR/tool-result
   anything else   the plain reply "pong: <prompt>"
 
@@ -32,6 +39,7 @@ Python 3 standard library only.
 import http.server
 import json
 import os
+import re
 import socketserver
 import ssl
 import sys
@@ -55,12 +63,71 @@ COMMIT_COMMAND = ("echo from-the-agent > e2e-commit.txt && git add e2e-commit.tx
 ASK_COMMAND = "touch e2e-approved.txt && echo E2E_APPROVED_$((6*7))"
 
 
-def tool_command(prompt):
+# The same without '$': Gemini CLI refuses $((...)), $(...) and backticks
+# ("Command injection detected"); expr still computes 42.
+PLAIN_TOOL_COMMAND = "expr 6 '*' 7 | sed 's/^/E2E_TOOL_OUTPUT_/'"
+PLAIN_ASK_COMMAND = "touch e2e-approved.txt && expr 6 '*' 7 | sed 's/^/E2E_APPROVED_/'"
+PLAIN_SBX_COMMAND = ("echo from-the-agent > e2e-from-agent.txt; "
+                     "cat ~/.ssh/id_ed25519 2>&1 | head -c 100; echo; " + PLAIN_TOOL_COMMAND)
+
+
+def tool_command(prompt, plain=False):
     if "e2e-ask" in prompt:
-        return ASK_COMMAND
+        return PLAIN_ASK_COMMAND if plain else ASK_COMMAND
     if "e2e-commit" in prompt:
         return COMMIT_COMMAND
-    return SBX_COMMAND if "e2e-sbxtool" in prompt else TOOL_COMMAND
+    if "e2e-sbxtool" in prompt:
+        return PLAIN_SBX_COMMAND if plain else SBX_COMMAND
+    return PLAIN_TOOL_COMMAND if plain else TOOL_COMMAND
+
+
+# The shell tools of the harnesses, by name, in order of preference: claude's
+# Bash, opencode's and copilot's bash, gemini's and qwen's run_shell_command,
+# codex's exec_command and shell.
+SHELL_TOOLS = ("Bash", "bash", "run_shell_command", "exec_command", "shell")
+# Tools whose shell refuses '$' in a command.
+PLAIN_TOOLS = ("run_shell_command",)
+
+
+def pick_shell(tools):
+    """The shell tool among tools ({name: JSON schema}), or None."""
+    for name in SHELL_TOOLS:
+        if name in tools:
+            return name
+    return None
+
+
+def shell_args(name, schema, prompt):
+    """The arguments of a call of shell tool name: its command, and each
+    other required key of its schema filled."""
+    cmd = tool_command(prompt, name in PLAIN_TOOLS)
+    schema = schema if isinstance(schema, dict) else {}
+    props = schema.get("properties") or {}
+    if name == "exec_command":
+        return {"cmd": cmd}
+    if name == "shell":
+        return {"command": ["bash", "-lc", cmd]}
+    args = {"command": cmd}
+    for key in schema.get("required") or []:
+        if key in args:
+            continue
+        kind = (props.get(key) or {}).get("type") if isinstance(props.get(key), dict) else None
+        if kind in ("integer", "number"):
+            args[key] = 60000 if "timeout" in key else 1
+        elif kind == "boolean":
+            args[key] = False
+        else:
+            args[key] = "Print a marker"
+    if "description" in props and "description" not in args:
+        args["description"] = "Print a marker"
+    return args
+
+
+def said(seen):
+    """The reply to a tool result: its marker when it has one (a result
+    wrapped in the harness's own words), else its tail."""
+    m = re.search(r"E2E_[A-Z_]+_42", seen)
+    return "tool said: " + (m.group(0) if m else seen.strip()[-200:])
 
 
 def wants_tool(prompt):
@@ -191,6 +258,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
         try:
             if path.endswith("/messages/count_tokens"):
                 self.send_json(200, {"input_tokens": 100})
+            elif path.endswith("/chat/completions"):
+                self.chat(req)
+            elif ":streamGenerateContent" in path:
+                self.gemini(req, True)
+            elif ":generateContent" in path:
+                self.gemini(req, False)
+            elif ":countTokens" in path:
+                self.send_json(200, {"totalTokens": 100})
             elif path.endswith("/messages"):
                 self.anthropic(req)
             elif path.endswith("/responses"):
@@ -204,7 +279,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def anthropic(self, req):
         msgs = req.get("messages") or []
-        tools = [t.get("name") for t in req.get("tools") or [] if isinstance(t, dict)]
+        schemas = {t.get("name"): t.get("input_schema") for t in req.get("tools") or []
+                   if isinstance(t, dict)}
+        tools = list(schemas)
+        shell = pick_shell(schemas)
         last = msgs[-1] if msgs else {}
         results = [b for b in (last.get("content") if isinstance(last.get("content"), list) else [])
                    if isinstance(b, dict) and b.get("type") == "tool_result"]
@@ -217,10 +295,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
             seen = text_of(seen) if not isinstance(seen, str) else seen
             record("tool-result", seen)
             blocks.append({"type": "text", "text": "tool said: " + seen.strip()})
-        elif wants_tool(prompt) and "Bash" in tools:
+        elif wants_tool(prompt) and shell is not None:
             blocks.append({"type": "text", "text": "Running the command."})
-            blocks.append({"type": "tool_use", "id": next_id("toolu"), "name": "Bash",
-                           "input": {"command": tool_command(prompt), "description": "Print a marker"}})
+            blocks.append({"type": "tool_use", "id": next_id("toolu"), "name": shell,
+                           "input": shell_args(shell, schemas[shell], prompt)})
             stop = "tool_use"
         else:
             if "e2e-slow" in prompt and tools:
@@ -324,6 +402,136 @@ class Handler(http.server.BaseHTTPRequestHandler):
                       "output_tokens": 10, "output_tokens_details": {"reasoning_tokens": 0},
                       "total_tokens": 110}}})
         log("<- openai done prompt=%r tools=%d at=%.6f" % (prompt, len(tools), time.time()))
+
+    # ---- OpenAI Chat Completions ----
+
+    def chat(self, req):
+        msgs = [m for m in req.get("messages") or [] if isinstance(m, dict)]
+        schemas = {}
+        for t in req.get("tools") or []:
+            f = t.get("function") if isinstance(t, dict) else None
+            if isinstance(f, dict) and f.get("name"):
+                schemas[f["name"]] = f.get("parameters")
+        shell = pick_shell(schemas)
+        last = msgs[-1] if msgs else {}
+        users = [text_of(m.get("content")) for m in msgs if m.get("role") == "user"]
+        prompt = last_prompt(users)
+        if schemas:
+            record_history(users)
+        text, call, delay = None, None, 0.0
+        if last.get("role") == "tool":
+            seen = last.get("content")
+            seen = seen if isinstance(seen, str) else text_of(seen) or json.dumps(seen)
+            record("tool-result", seen)
+            text = said(seen)
+        elif wants_tool(prompt) and shell is not None:
+            call = {"index": 0, "id": next_id("call"), "type": "function",
+                    "function": {"name": shell,
+                                 "arguments": json.dumps(shell_args(shell, schemas[shell], prompt))}}
+        else:
+            if "e2e-slow" in prompt and schemas:
+                delay = SLOW_SECONDS
+            text = "pong: " + prompt
+        finish = "tool_calls" if call else "stop"
+        log("-> chat prompt=%r tools=%d out=%s" % (prompt, len(schemas), finish))
+        cid, model, created = next_id("chatcmpl"), req.get("model", MODEL), int(time.time())
+        usage = {"prompt_tokens": 100, "completion_tokens": 10, "total_tokens": 110}
+        if not req.get("stream"):
+            msg = {"role": "assistant", "content": text}
+            if call:
+                msg["tool_calls"] = [{k: v for k, v in call.items() if k != "index"}]
+            self.send_json(200, {"id": cid, "object": "chat.completion", "created": created,
+                                 "model": model, "choices": [{"index": 0, "message": msg,
+                                                              "finish_reason": finish}],
+                                 "usage": usage})
+            return
+
+        def chunk(delta, reason=None, **more):
+            obj = {"id": cid, "object": "chat.completion.chunk", "created": created,
+                   "model": model, "choices": [{"index": 0, "delta": delta,
+                                                "finish_reason": reason}]}
+            obj.update(more)
+            self.wfile.write(("data: %s\n\n" % json.dumps(obj)).encode())
+            self.wfile.flush()
+
+        self.start_sse()
+        chunk({"role": "assistant", "content": ""})
+        if text is not None:
+            for piece in chunks(text, delay):
+                chunk({"content": piece})
+        if call:
+            chunk({"tool_calls": [call]})
+        chunk({}, finish)
+        obj = {"id": cid, "object": "chat.completion.chunk", "created": created, "model": model,
+               "choices": [], "usage": usage}
+        self.wfile.write(("data: %s\n\ndata: [DONE]\n\n" % json.dumps(obj)).encode())
+        self.wfile.flush()
+        log("<- chat done prompt=%r tools=%d at=%.6f" % (prompt, len(schemas), time.time()))
+
+    # ---- Gemini API ----
+
+    def gemini(self, req, stream):
+        contents = [c for c in req.get("contents") or [] if isinstance(c, dict)]
+        schemas = {}
+        for t in req.get("tools") or []:
+            for f in (t.get("functionDeclarations") or []) if isinstance(t, dict) else []:
+                if isinstance(f, dict) and f.get("name"):
+                    schemas[f["name"]] = f.get("parametersJsonSchema") or f.get("parameters")
+        shell = pick_shell(schemas)
+        # The user's words: text parts of user turns, without the
+        # <session_context> block gemini opens a conversation with.
+        users = []
+        for c in contents:
+            if c.get("role") != "user":
+                continue
+            texts = [p.get("text") for p in c.get("parts") or []
+                     if isinstance(p, dict) and isinstance(p.get("text"), str)
+                     and not p["text"].lstrip().startswith("<session_context>")]
+            if texts:
+                users.append("\n".join(texts))
+        prompt = last_prompt(users)
+        if schemas:
+            record_history(users)
+        last = contents[-1] if contents else {}
+        responses = [p["functionResponse"] for p in last.get("parts") or []
+                     if isinstance(p, dict) and isinstance(p.get("functionResponse"), dict)]
+        parts, delay = [], 0.0
+        if responses:
+            out = responses[-1].get("response")
+            seen = out.get("output") if isinstance(out, dict) else None
+            seen = seen if isinstance(seen, str) else json.dumps(out)
+            record("tool-result", seen)
+            parts.append({"text": said(seen)})
+        elif wants_tool(prompt) and shell is not None:
+            parts.append({"functionCall": {"name": shell,
+                                           "args": shell_args(shell, schemas[shell], prompt)}})
+        else:
+            if "e2e-slow" in prompt and schemas:
+                delay = SLOW_SECONDS
+            parts.append({"text": "pong: " + prompt})
+        log("-> gemini prompt=%r tools=%d out=%s" % (prompt, len(schemas), list(parts[0])))
+        usage = {"promptTokenCount": 100, "candidatesTokenCount": 10, "totalTokenCount": 110}
+
+        def response(part, done):
+            cand = {"content": {"role": "model", "parts": [part]}, "index": 0}
+            if done:
+                cand["finishReason"] = "STOP"
+            return {"candidates": [cand], "usageMetadata": usage, "modelVersion": MODEL}
+
+        if not stream:
+            self.send_json(200, {"candidates": [{"content": {"role": "model", "parts": parts},
+                                                 "index": 0, "finishReason": "STOP"}],
+                                 "usageMetadata": usage})
+            return
+        self.start_sse()
+        part = parts[0]
+        pieces = list(chunks(part["text"], delay)) if "text" in part else [None]
+        for i, piece in enumerate(pieces):
+            p = {"text": piece} if piece is not None else part
+            self.wfile.write(("data: %s\r\n\r\n" % json.dumps(
+                response(p, i == len(pieces) - 1))).encode())
+            self.wfile.flush()
+        log("<- gemini done prompt=%r tools=%d at=%.6f" % (prompt, len(schemas), time.time()))
 
 
 def chunks(text, delay):

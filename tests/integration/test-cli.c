@@ -388,7 +388,7 @@ Test(cli, plugins_text)
 	cr_assert_eq(r.code, 0, "%s", r.err);
 	cr_assert_not_null(strstr(r.out, "claude"));
 	cr_assert_not_null(strstr(r.out, "generic"));
-	cr_assert_not_null(strstr(r.out, "loaded   generic  Generic harness  abi "), "%s", r.out);
+	cr_assert_not_null(strstr(r.out, "loaded   generic   Generic harness     abi "), "%s", r.out);
 	cr_assert_not_null(strstr(r.out, "\n           read-only in sandboxed projects: "
 				     ".claude/ .mcp.json CLAUDE.local.md\n"), "%s", r.out);
 	run_free(&r);

@@ -50,7 +50,10 @@ static const char INI[] =
 	"command = /nonexistent/x\n"
 	"[harness.boom]\n"
 	"plugin = generic\n"
-	"command = faults-boom\n";
+	"command = faults-boom\n"
+	"[harness.stubborn]\n"
+	"plugin = generic\n"
+	"command = faults-stubborn\n";
 
 #define NOBODY 65534
 
@@ -110,6 +113,14 @@ setup(void)
 
 	p = fmt("%s/faults-boom", bin);
 	write_file(p, "#!/bin/sh\necho boom\necho 'and then some' >&2\nexit 3\n", 0755);
+	free(p);
+	/* As Gemini CLI: a parent that ignores SIGHUP and SIGTERM and waits
+	 * for a child of its own that ignores them too; both pids written. */
+	p = fmt("%s/faults-stubborn", bin);
+	write_file(p, "#!/bin/sh\ntrap '' HUP TERM\n"
+		   "sh -c 'trap \"\" HUP TERM; echo $$ > stubborn-child; "
+		   "while :; do sleep 1; done' &\n"
+		   "echo $$ > stubborn-parent\necho stubborn\nwait\n", 0755);
 	free(p);
 	/*
 	 * tmux, except that once armed it kills its own server around one of
@@ -646,6 +657,51 @@ assert_all_come_back(size_t want_rows)
 			  json_string_value(json_object_get(s, "exit_message")));
 	json_decref(l);
 	cr_assert_eq(assert_rows_complete(), want_rows);
+}
+
+/* The pid in file (under the project), once written. */
+static long
+pid_in(const char *name)
+{
+	char *path = fmt("%s/%s", proj, name), *t = NULL;
+	long pid = 0;
+
+	for (long long end = now_ms() + 10000; now_ms() < end && t == NULL; sleep_ms(50))
+		t = slurp(path);
+	cr_assert_not_null(t, "no %s", path);
+	pid = strtol(t, NULL, 10);
+	free(t);
+	free(path);
+	return pid;
+}
+
+/* Running (a zombie has ended). */
+static bool
+runs(long pid)
+{
+	char *path = fmt("/proc/%ld/stat", pid), *t = slurp(path), *rp;
+	bool yes = t != NULL && (rp = strrchr(t, ')')) != NULL && rp[2] != 'Z';
+
+	free(t);
+	free(path);
+	return yes;
+}
+
+/* A harness that ignores SIGHUP and SIGTERM and has a child that does too
+ * (Gemini CLI relaunches itself so): `hqt kill` leaves neither running. */
+Test(faults, kill_leaves_no_process_that_ignores_hangup)
+{
+	long id = run_new(&te, "p", "stubborn", NULL);
+	long parent = pid_in("stubborn-parent"), child = pid_in("stubborn-child");
+	char num[32];
+
+	cr_assert(runs(parent) && runs(child));
+	snprintf(num, sizeof num, "%ld", id);
+	run_ok(&te, "kill", num, NULL);
+	for (long long end = now_ms() + 10000; (runs(parent) || runs(child)) && now_ms() < end;)
+		sleep_ms(100);
+	cr_expect(!runs(parent), "the harness %ld outlived hqt kill", parent);
+	cr_expect(!runs(child), "its child %ld outlived hqt kill", child);
 }
 
 Test(faults, tmux_killed_right_after_new_window)

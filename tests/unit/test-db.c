@@ -323,7 +323,7 @@ Test(db, fresh_database_is_latest_with_its_directory)
 
 	sqlite3 *h = raw_open(path);
 	cr_assert_eq(raw_int(h, "PRAGMA user_version"), DB_SCHEMA_VERSION);
-	cr_assert_eq(DB_SCHEMA_VERSION, 5);
+	cr_assert_eq(DB_SCHEMA_VERSION, 6);
 	cr_assert_eq(raw_int(h, "SELECT count(*) FROM sqlite_schema WHERE type = 'table' "
 			     "AND name IN ('projects', 'harnesses', 'sessions')"), 3);
 	cr_assert_eq(raw_int(h, "SELECT count(*) FROM pragma_table_info('sessions') "
@@ -483,7 +483,7 @@ Test(db, failed_migration_leaves_the_file_as_it_was)
 	char *before = slurp_bytes(dbfile, &len);
 
 	char *err = open_err(dbfile);
-	err_is(err, "cannot migrate database '%s' from version 1 to 5: "
+	err_is(err, "cannot migrate database '%s' from version 1 to 6: "
 				  "duplicate column name: sandbox_json", dbfile);
 	assert_same_file(dbfile, before, len);
 	assert_no_side_files(dbfile);
@@ -534,7 +534,7 @@ refused_untouched(const char *path, const char *expect)
 Test(db, newer_version_is_refused_untouched)
 {
 	make_versioned(dbfile, 99, false);
-	char *expect = fmt("database '%s' has schema version 99, newer than this hqt (5); "
+	char *expect = fmt("database '%s' has schema version 99, newer than this hqt (6); "
 			   "upgrade hqt", dbfile);
 	refused_untouched(dbfile, expect);
 	free(expect);
@@ -543,7 +543,7 @@ Test(db, newer_version_is_refused_untouched)
 Test(db, newer_version_in_wal_mode_is_refused_untouched)
 {
 	make_versioned(dbfile, 7, true);
-	char *expect = fmt("database '%s' has schema version 7, newer than this hqt (5); "
+	char *expect = fmt("database '%s' has schema version 7, newer than this hqt (6); "
 			   "upgrade hqt", dbfile);
 	refused_untouched(dbfile, expect);
 	free(expect);
@@ -552,10 +552,10 @@ Test(db, newer_version_in_wal_mode_is_refused_untouched)
 Test(db, newer_version_only_in_the_wal_is_refused_and_not_checkpointed)
 {
 	/* A newer hqt wrote its version into the WAL and has not checkpointed:
-	 * the file's header still says 5. */
+	 * the file's header still says 6. */
 	db_close(must_open(dbfile));
 	sqlite3 *h = raw_open(dbfile);
-	raw_exec(h, "PRAGMA wal_autocheckpoint = 0; PRAGMA user_version = 6;");
+	raw_exec(h, "PRAGMA wal_autocheckpoint = 0; PRAGMA user_version = 7;");
 	cr_assert_eq(sqlite3_db_config(h, SQLITE_DBCONFIG_NO_CKPT_ON_CLOSE, 1, NULL),
 		     SQLITE_OK);
 	sqlite3_close(h);
@@ -566,8 +566,8 @@ Test(db, newer_version_only_in_the_wal_is_refused_and_not_checkpointed)
 	cr_assert_gt(wlen, 0);
 
 	char *err = open_err(dbfile);
-	err_is(err, "database '%s' has schema version 6, newer than this "
-				  "hqt (5); upgrade hqt", dbfile);
+	err_is(err, "database '%s' has schema version 7, newer than this "
+				  "hqt (6); upgrade hqt", dbfile);
 	assert_same_file(dbfile, before, len);
 	assert_same_file(wal, wbefore, wlen);
 	free(err);

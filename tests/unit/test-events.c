@@ -118,6 +118,98 @@ Test(events, codex_notify_says_turn_done_and_its_thread_not_the_title_thread)
 	cr_expect(harness_has_events(harness("claude")) && harness_has_events(harness("codex")));
 }
 
+/* Gemini CLI 0.61.0's hook payloads (tests/e2e), shrunk by hqt-event. */
+Test(events, gemini_hooks_say_status_and_id)
+{
+	static const struct { const char *line; enum hqt_status want; } cases[] = {
+		{ "{\"session_id\":\"" ID "\",\"hook_event_name\":\"SessionStart\",\"source\":\"startup\"}",
+		  HQT_STATUS_WAITING },
+		{ "{\"session_id\":\"" ID "\",\"hook_event_name\":\"BeforeAgent\",\"prompt\":\"hi\"}",
+		  HQT_STATUS_WORKING },
+		{ "{\"session_id\":\"" ID "\",\"hook_event_name\":\"BeforeTool\"}", HQT_STATUS_WORKING },
+		{ "{\"session_id\":\"" ID "\",\"hook_event_name\":\"Notification\","
+		  "\"notification_type\":\"ToolPermission\"}", HQT_STATUS_NEEDS_INPUT },
+		{ "{\"session_id\":\"" ID "\",\"hook_event_name\":\"AfterTool\"}", HQT_STATUS_WORKING },
+		{ "{\"session_id\":\"" ID "\",\"hook_event_name\":\"AfterAgent\","
+		  "\"stop_hook_active\":false}", HQT_STATUS_WAITING },
+		{ "{\"session_id\":\"" ID "\",\"hook_event_name\":\"SessionEnd\"}", HQT_STATUS_UNKNOWN },
+	};
+	char id[37];
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		cr_expect_eq(parse("gemini", cases[i].line, id), cases[i].want, "%s", cases[i].line);
+		cr_expect_str_eq(id, ID, "%s", cases[i].line);
+	}
+	cr_expect_eq(parse("gemini", "{\"hook_event_name\":\"AfterAgent\",\"session_id\":\"x y\"}",
+			   id), HQT_STATUS_WAITING);
+	cr_expect_str_eq(id, "");
+}
+
+/* Qwen Code 0.24.4's hook payloads (Claude Code's schema; tests/e2e). */
+Test(events, qwen_hooks_say_status_and_id)
+{
+	static const struct { const char *line; enum hqt_status want; } cases[] = {
+		{ "{\"session_id\":\"" ID "\",\"hook_event_name\":\"SessionStart\",\"source\":\"startup\"}",
+		  HQT_STATUS_WAITING },
+		{ "{\"session_id\":\"" ID "\",\"hook_event_name\":\"UserPromptSubmit\"}", HQT_STATUS_WORKING },
+		{ "{\"session_id\":\"" ID "\",\"hook_event_name\":\"PermissionRequest\","
+		  "\"tool_name\":\"run_shell_command\"}", HQT_STATUS_NEEDS_INPUT },
+		{ "{\"session_id\":\"" ID "\",\"hook_event_name\":\"Notification\","
+		  "\"notification_type\":\"permission_prompt\"}", HQT_STATUS_NEEDS_INPUT },
+		{ "{\"session_id\":\"" ID "\",\"hook_event_name\":\"PostToolUse\"}", HQT_STATUS_WORKING },
+		{ "{\"session_id\":\"" ID "\",\"hook_event_name\":\"Stop\"}", HQT_STATUS_WAITING },
+		{ "{\"session_id\":\"" ID "\",\"hook_event_name\":\"Notification\","
+		  "\"notification_type\":\"idle_prompt\"}", HQT_STATUS_WAITING },
+		{ "{\"session_id\":\"" ID "\",\"hook_event_name\":\"SessionEnd\"}", HQT_STATUS_UNKNOWN },
+	};
+	char id[37];
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		cr_expect_eq(parse("qwen", cases[i].line, id), cases[i].want, "%s", cases[i].line);
+		cr_expect_str_eq(id, ID, "%s", cases[i].line);
+	}
+}
+
+/* Copilot CLI 1.0.102's PascalCase hooks give Claude Code's payloads;
+ * permissionRequest (camelCase) fires even under --yolo. */
+Test(events, copilot_hooks_say_status_and_id)
+{
+	static const struct { const char *line; enum hqt_status want; } cases[] = {
+		{ "{\"hook_event_name\":\"SessionStart\",\"session_id\":\"" ID "\",\"source\":\"new\"}",
+		  HQT_STATUS_WORKING },
+		{ "{\"hook_event_name\":\"UserPromptSubmit\",\"session_id\":\"" ID "\"}", HQT_STATUS_WORKING },
+		{ "{\"hook_event_name\":\"Notification\",\"session_id\":\"" ID "\","
+		  "\"notification_type\":\"permission_prompt\"}", HQT_STATUS_NEEDS_INPUT },
+		{ "{\"hook_event_name\":\"Stop\",\"session_id\":\"" ID "\"}", HQT_STATUS_WAITING },
+	};
+	char id[37];
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		cr_expect_eq(parse("copilot", cases[i].line, id), cases[i].want, "%s", cases[i].line);
+		cr_expect_str_eq(id, ID, "%s", cases[i].line);
+	}
+	cr_expect_eq(parse("copilot", "{\"hookName\":\"permissionRequest\",\"sessionId\":\"" ID
+			   "\",\"toolName\":\"bash\"}", id), HQT_STATUS_UNKNOWN);
+}
+
+/* opencode 1.18.33's bus events, as hqt's bridge flattens them. */
+Test(events, opencode_bridge_says_status)
+{
+	char id[37];
+
+	cr_expect_eq(parse("opencode", "{\"type\":\"session.status\",\"session_id\":\"ses_a\","
+			   "\"status\":\"busy\"}", id), HQT_STATUS_WORKING);
+	cr_expect_str_eq(id, "");
+	cr_expect_eq(parse("opencode", "{\"type\":\"permission.asked\",\"session_id\":\"ses_a\"}", id),
+		     HQT_STATUS_NEEDS_INPUT);
+	cr_expect_eq(parse("opencode", "{\"type\":\"session.idle\",\"session_id\":\"ses_a\"}", id),
+		     HQT_STATUS_WAITING);
+	cr_expect_eq(parse("opencode", "{\"type\":\"session.status\",\"status\":\"idle\"}", id),
+		     HQT_STATUS_WAITING);
+	cr_expect_eq(parse("opencode", "{\"type\":\"session.created\",\"session_id\":\"ses_a\"}", id),
+		     HQT_STATUS_UNKNOWN);
+}
+
 Test(events, hostile_lines_say_nothing)
 {
 	static const char *const lines[] = {

@@ -581,6 +581,49 @@ Test(plugins, generic_minimal_section)
 	free(err);
 }
 
+/* {id}: a host-picked UUID where the CLI takes one; sandbox_env only when
+ * sandboxed (a skip switch that is a variable). */
+Test(plugins, generic_id_placeholder_and_sandbox_env)
+{
+	struct hqt_cmd c;
+	char *id = NULL, *err = NULL;
+
+	load("[harness.gem]\n"
+	     "plugin = generic\n"
+	     "command = gemini --session-id {id}\n"
+	     "resume_command = gemini --resume={id}\n"
+	     "sandbox_env = COPILOT_ALLOW_ALL=true, GEMINI_CLI_TRUST_WORKSPACE=true\n"
+	     "env = A=1\n");
+	cr_expect_eq(reg.warnings.n, 0, "%s", reg.warnings.n ? reg.warnings.v[0] : "");
+	cr_assert_eq(harness_generate_id(harness("gem"), &id, &err), 0, "%s", err);
+	cr_assert(id != NULL && strlen(id) == 36, "%s", id ? id : "(none)");
+	spawn(&c, "gem", request(id, NULL, 0, 1000));
+	expect_words(&c.argv, "gemini", "--session-id", id, NULL);
+	expect_words(&c.env, "A=1", NULL);
+	hqt_cmd_clear(&c);
+	cr_assert_eq(resume(&c, "gem", request(id, NULL, 1, 1000)), 0);
+	char *word = fmt("--resume=%s", id);
+	expect_words(&c.argv, "gemini", word, NULL);
+	expect_words(&c.env, "A=1", "COPILOT_ALLOW_ALL=true", "GEMINI_CLI_TRUST_WORKSPACE=true",
+		     NULL);
+	hqt_cmd_clear(&c);
+	free(word);
+	/* no id yet: resume spawns */
+	cr_expect_eq(resume(&c, "gem", request(NULL, NULL, 0, 1000)), 1);
+	hqt_cmd_clear(&c);
+	free(id);
+}
+
+/* Without {id}, no id is made: the harness picks its own, or none. */
+Test(plugins, generic_without_id_placeholder_makes_no_id)
+{
+	char *id = NULL, *err = NULL;
+
+	load(GENERIC_INI);
+	cr_expect_eq(harness_generate_id(harness("aider"), &id, &err), 1, "%s", err);
+	cr_expect_null(id);
+}
+
 Test(plugins, generic_without_command_is_refused_with_a_reason)
 {
 	bool said = false;
@@ -605,12 +648,197 @@ Test(plugins, generic_without_command_is_refused_with_a_reason)
 	cr_expect_eq(reg.warnings.n, 4);
 }
 
+/* ---- gemini ---- */
+
+/* The value of name in a built command's environment, or NULL. */
+static const char *
+env_of(const struct hqt_cmd *c, const char *name)
+{
+	size_t n = strlen(name);
+
+	for (size_t i = 0; i < c->env.n; i++)
+		if (!strncmp(c->env.v[i], name, n) && c->env.v[i][n] == '=')
+			return c->env.v[i] + n + 1;
+	return NULL;
+}
+
+Test(plugins, gemini_spawn_and_resume_argv)
+{
+	struct hqt_cmd c;
+
+	unsetenv("GEMINI_CLI_HOME");
+	spawn(&c, "gemini", request(ID, NULL, 0, 1000));
+	expect_words(&c.argv, "gemini", "--session-id", ID, NULL);
+	hqt_cmd_clear(&c);
+	spawn(&c, "gemini", request(ID, "gemini-2.5-pro", 1, 0));
+	expect_words(&c.argv, "gemini", "--session-id", ID, "-m", "gemini-2.5-pro", "--yolo",
+		     "--skip-trust", NULL);
+	hqt_cmd_clear(&c);
+
+	/* No transcript (written at launch): spawn again with the same id. */
+	cr_expect_eq(resume(&c, "gemini", request(ID, NULL, 0, 1000)), 1);
+	hqt_cmd_clear(&c);
+	/* One whose first line names another session is not its. */
+	write_file(fmt("%s/.gemini/tmp/project/chats/session-2026-12-04T07-34-%.8s.jsonl", home, ID),
+		   "{\"sessionId\":\"0b0e6a3c-0000-4000-8000-000000000000\"}\n", 0600);
+	cr_expect_eq(resume(&c, "gemini", request(ID, NULL, 0, 1000)), 1);
+	hqt_cmd_clear(&c);
+	write_file(fmt("%s/.gemini/tmp/project/chats/session-2026-12-04T07-35-%.8s.jsonl", home, ID),
+		   "{\"sessionId\":\"" ID "\",\"kind\":\"main\"}\n", 0600);
+	cr_assert_eq(resume(&c, "gemini", request(ID, NULL, 1, 1000)), 0);
+	expect_words(&c.argv, "gemini", "--resume", ID, "--yolo", "--skip-trust", NULL);
+	hqt_cmd_clear(&c);
+
+	/* an id gemini would not take */
+	char *err = spawn_error("gemini", request("a.b", NULL, 0, 1000));
+	cr_expect(strstr(err, "session id") != NULL, "%s", err);
+	free(err);
+}
+
+Test(plugins, gemini_hooks_file_beside_the_plugin_per_launch)
+{
+	struct hqt_request req = request(ID, NULL, 0, 1000);
+	char *want = fmt("%s/gemini-settings.json", getenv("HQT_TEST_PLUGIN_DIR"));
+	struct hqt_cmd c;
+
+	req.event_file = "/run/hqt/events/1";
+	req.event_command = "/usr/lib/hqt/hqt-event";
+	unsetenv("GEMINI_CLI_SYSTEM_DEFAULTS_PATH");
+	spawn(&c, "gemini", req);
+	/* Only where gemini would read it: root's, written by no one else. */
+	const char *got = env_of(&c, "GEMINI_CLI_SYSTEM_DEFAULTS_PATH");
+	struct stat st;
+	if (getuid() == 0 && stat(want, &st) == 0 && st.st_uid == 0 && !(st.st_mode & 022) &&
+	    strncmp(want, "/tmp/", 5) != 0)
+		cr_expect(got != NULL && strcmp(got, want) == 0, "got %s", got ? got : "(none)");
+	else
+		cr_expect(got == NULL || strcmp(got, want) == 0);
+	hqt_cmd_clear(&c);
+	/* A defaults file of the user's stays: no events then. */
+	setenv("GEMINI_CLI_SYSTEM_DEFAULTS_PATH", "/etc/gemini-cli/mine.json", 1);
+	spawn(&c, "gemini", req);
+	cr_expect_null(env_of(&c, "GEMINI_CLI_SYSTEM_DEFAULTS_PATH"));
+	hqt_cmd_clear(&c);
+	unsetenv("GEMINI_CLI_SYSTEM_DEFAULTS_PATH");
+	/* the hooks file itself: constant text that runs hqt's helper */
+	char *text = slurp(want);
+	cr_assert_not_null(text);
+	cr_expect(strstr(text, "\"\\\"$HQT_EVENT_COMMAND\\\"\"") != NULL, "%s", text);
+	free(text);
+	free(want);
+}
+
+Test(plugins, gemini_binds)
+{
+	struct hqt_binds b = { NULL, 0 };
+	struct strv flags = STRV_INIT;
+
+	unsetenv("GEMINI_CLI_HOME");
+	write_file(fmt("%s/.gemini/hooks/notify.sh", home), "x\n", 0755);
+	write_file(fmt("%s/.gemini/settings.json", home),
+		   "{\"hooks\": {\"AfterAgent\": [{\"hooks\": [{\"type\": \"command\", "
+		   "\"command\": \"~/.gemini/hooks/notify.sh\"}]}]}}\n", 0644);
+	harness_binds(harness("gemini"), &b);
+	expect_bind(&b, ".gemini", HQT_BIND_STATE);
+	expect_bind(&b, ".gemini/settings.json", HQT_BIND_RO);
+	expect_bind(&b, ".gemini/oauth_creds.json", HQT_BIND_RO);
+	expect_bind(&b, ".gemini/GEMINI.md", HQT_BIND_RO);
+	expect_bind(&b, ".gemini/hooks/notify.sh", HQT_BIND_RO);
+	expect_bind(&b, ".gemini/", HQT_BIND_PROJECT | HQT_BIND_PROTECT);
+	expect_bind(&b, "GEMINI.md", HQT_BIND_PROJECT | HQT_BIND_PROTECT);
+	binds_clear(&b);
+	harness_skip_flags(harness("gemini"), &flags);
+	expect_words(&flags, "--yolo", "--skip-trust", NULL);
+	strv_clear(&flags);
+}
+
+/* ---- qwen ---- */
+
+Test(plugins, qwen_spawn_resume_env_and_binds)
+{
+	struct hqt_request req = request(ID, NULL, 0, 1000);
+	struct hqt_binds b = { NULL, 0 };
+	struct hqt_cmd c;
+
+	unsetenv("QWEN_HOME");
+	unsetenv("QWEN_CODE_SYSTEM_DEFAULTS_PATH");
+	spawn(&c, "qwen", request(ID, "qwen3-coder", 1, 0));
+	expect_words(&c.argv, "qwen", "--session-id", ID, "-m", "qwen3-coder", "--yolo", NULL);
+	hqt_cmd_clear(&c);
+	/* its hooks: the settings file beside the plugin, as the lowest layer */
+	req.event_file = "/run/hqt/events/1";
+	req.event_command = "/usr/lib/hqt/hqt-event";
+	spawn(&c, "qwen", req);
+	char *want = fmt("%s/qwen-settings.json", getenv("HQT_TEST_PLUGIN_DIR"));
+	const char *got = env_of(&c, "QWEN_CODE_SYSTEM_DEFAULTS_PATH");
+	cr_expect(got != NULL && strcmp(got, want) == 0, "got %s", got ? got : "(none)");
+	hqt_cmd_clear(&c);
+	free(want);
+
+	/* No transcript before the first prompt: spawn again with the id. */
+	cr_expect_eq(resume(&c, "qwen", request(ID, NULL, 0, 1000)), 1);
+	hqt_cmd_clear(&c);
+	write_file(fmt("%s/.qwen/projects/-x-project/chats/%s.jsonl", home, ID), "{}\n", 0600);
+	cr_assert_eq(resume(&c, "qwen", request(ID, NULL, 0, 1000)), 0);
+	expect_words(&c.argv, "qwen", "--resume", ID, NULL);
+	hqt_cmd_clear(&c);
+
+	harness_binds(harness("qwen"), &b);
+	expect_bind(&b, ".qwen", HQT_BIND_STATE);
+	expect_bind(&b, ".qwen/settings.json", HQT_BIND_RO);
+	expect_bind(&b, ".qwen/QWEN.md", HQT_BIND_RO);
+	expect_bind(&b, ".qwen/", HQT_BIND_PROJECT | HQT_BIND_PROTECT);
+	expect_bind(&b, "QWEN.md", HQT_BIND_PROJECT | HQT_BIND_PROTECT);
+	binds_clear(&b);
+}
+
+/* ---- copilot ---- */
+
+Test(plugins, copilot_argv_env_and_binds)
+{
+	struct hqt_request req = request(ID, NULL, 0, 1000);
+	struct hqt_binds b = { NULL, 0 };
+	struct hqt_cmd c;
+
+	unsetenv("COPILOT_HOME");
+	spawn(&c, "copilot", req);
+	expect_words(&c.argv, "copilot", "--session-id", ID, NULL);
+	expect_words(&c.env, NULL);
+	hqt_cmd_clear(&c);
+	/* the same to resume: --session-id resumes an id that exists */
+	cr_assert_eq(resume(&c, "copilot", req), 0);
+	expect_words(&c.argv, "copilot", "--session-id", ID, NULL);
+	hqt_cmd_clear(&c);
+	/* sandboxed: COPILOT_ALLOW_ALL there only (the trust box too) */
+	req.event_file = "/run/hqt/events/1";
+	req.event_command = "/usr/lib/hqt/hqt-event";
+	req.sandboxed = 1;
+	req.model = "claude-sonnet-4.6";
+	spawn(&c, "copilot", req);
+	char *hooks = fmt("%s/copilot-hooks", getenv("HQT_TEST_PLUGIN_DIR"));
+	expect_words(&c.argv, "copilot", "--session-id", ID, "--plugin-dir", hooks, "--model",
+		     "claude-sonnet-4.6", "--yolo", NULL);
+	expect_words(&c.env, "COPILOT_ALLOW_ALL=true", NULL);
+	hqt_cmd_clear(&c);
+
+	harness_binds(harness("copilot"), &b);
+	expect_bind(&b, ".copilot", HQT_BIND_STATE);
+	expect_bind(&b, ".cache/copilot", HQT_BIND_STATE);
+	expect_bind(&b, ".copilot/settings.json", HQT_BIND_RO);
+	expect_bind(&b, hooks, HQT_BIND_RO);
+	expect_bind(&b, ".github/copilot-instructions.md", HQT_BIND_PROJECT | HQT_BIND_PROTECT);
+	expect_bind(&b, ".github/hooks/", HQT_BIND_PROJECT | HQT_BIND_PROTECT);
+	binds_clear(&b);
+	free(hooks);
+}
+
 /* ---- every plugin ---- */
 
 Test(plugins, hostile_model_stays_one_word)
 {
 	static const struct { const char *harness, *flag; } all[] = {
 		{ "claude", "--model" }, { "codex", "-m" }, { "kiro", "--model" },
+		{ "gemini", "-m" }, { "qwen", "-m" }, { "copilot", "--model" }, { "opencode", "-m" },
 		{ "aider", "--model" },
 	};
 
@@ -698,6 +926,27 @@ static const char SHELL[] =
 	"$ claude\n"
 	"bash: claude: command not found\n"
 	"$ \n";
+
+/* Claude Code 2.1.328's startup question, before any hook: needs you. */
+static const char CLAUDE_AUTO_MODE[] =
+	" Auto mode is now Claude Code's default permission mode.\n"
+	"\n"
+	" Make auto mode your default permission mode?\n"
+	"\n"
+	" ❯ 1. Yes, make it my default\n"
+	"   2. No, ask me each time\n";
+
+static const char CLAUDE_BYPASS[] =
+	" WARNING: Claude Code running in Bypass Permissions mode\n"
+	"\n"
+	" ❯ 1. No, exit\n"
+	"   2. Yes, I accept\n";
+
+Test(plugins, claude_startup_dialogs_need_the_user)
+{
+	cr_expect_eq(status("claude", CLAUDE_AUTO_MODE), HQT_STATUS_NEEDS_INPUT);
+	cr_expect_eq(status("claude", CLAUDE_BYPASS), HQT_STATUS_NEEDS_INPUT);
+}
 
 Test(plugins, claude_screens)
 {
@@ -825,6 +1074,71 @@ Test(plugins, codex_0169_screens)
 	/* Streaming: no marker says; pane activity decides. */
 	cr_expect_eq(status("codex", CODEX_0169_STREAMING), HQT_STATUS_UNKNOWN);
 	cr_expect_eq(status("codex", CODEX_0169_DONE), HQT_STATUS_WAITING);
+}
+
+/* Gemini CLI 0.61.0 in an 80-column pane (tests/e2e). */
+Test(plugins, gemini_screens)
+{
+	static const char trust[] =
+		" ╭──────────────────────────────────────────────────────────────────────────╮\n"
+		" │ Do you trust the files in this folder?                                   │\n"
+		" │ ● 1. Trust folder (proj)                                                 │\n"
+		" │   2. Trust parent folder (tmp)                                           │\n"
+		" │   3. Don't trust                                                         │\n"
+		" ╰──────────────────────────────────────────────────────────────────────────╯\n";
+	static const char working[] =
+		" > e2e-slow s1\n"
+		"\n"
+		"⠸ Thinking... (esc to cancel, 3s)\n"
+		"────────────────────────────────────────────────────────────────────────────────\n"
+		" >   Type your message or @path/to/file\n";
+	static const char approval[] =
+		"│ ? Shell  touch e2e-approved.txt                                          │\n"
+		"│ Allow execution of [Shell]?                                              │\n"
+		"│ ● 1. Allow once                                                          │\n"
+		"│   2. Allow for this session                                              │\n"
+		"│   3. No, suggest changes (esc)                                           │\n"
+		"╰──────────────────────────────────────────────────────────────────────────╯\n";
+	static const char idle[] =
+		"✦ pong: hello\n"
+		"                                                                ? for shortcuts\n"
+		"────────────────────────────────────────────────────────────────────────────────\n"
+		" Shift+Tab to accept edits\n"
+		" >   Type your message or @path/to/file\n"
+		" workspace (/directory)                       sandbox                  /model\n";
+
+	cr_expect_eq(status("gemini", trust), HQT_STATUS_NEEDS_INPUT);
+	cr_expect_eq(status("gemini", working), HQT_STATUS_WORKING);
+	cr_expect_eq(status("gemini", approval), HQT_STATUS_NEEDS_INPUT);
+	cr_expect_eq(status("gemini", idle), HQT_STATUS_WAITING);
+	cr_expect_eq(status("gemini", SHELL), HQT_STATUS_UNKNOWN);
+}
+
+/* Qwen Code 0.24.4 in an 80-column pane (tests/e2e). */
+Test(plugins, qwen_screens)
+{
+	static const char approval[] =
+		"  > e2e-ask\n"
+		"  ? Shell touch e2e-approved.txt (Print a marker) ←\n"
+		"   Allow execution of: 'touch, expr'?\n"
+		"   › 1. Yes, allow once\n"
+		"     4. No, suggest changes (esc)\n"
+		"  ⠏ Waiting for user confirmation...\n";
+	static const char working[] =
+		"  > e2e-slow s1\n"
+		"  ⠸ Reticulating splines... (1s · esc to cancel)\n"
+		"────────────────────────────────────────────────────────────────────────────────\n"
+		">   Type your message or @path/to/file\n";
+	static const char idle[] =
+		"  ◆︎ tool said: E2E_APPROVED_42\n"
+		"────────────────────────────────────────────────────────────────────────────────\n"
+		">   Type your message or @path/to/file\n"
+		"────────────────────────────────────────────────────────────────────────────────\n"
+		"  ⏸ Ask permissions (shift + tab to cycle)\n";
+
+	cr_expect_eq(status("qwen", approval), HQT_STATUS_NEEDS_INPUT);
+	cr_expect_eq(status("qwen", working), HQT_STATUS_WORKING);
+	cr_expect_eq(status("qwen", idle), HQT_STATUS_WAITING);
 }
 
 Test(plugins, kiro_screens)
@@ -1147,4 +1461,80 @@ Test(plugins, kiro_capture_prefers_the_recorded_id)
 	free(id);
 	free(json);
 	free(p);
+}
+
+/* ---- opencode ---- */
+
+/* Its id (ses_...) from its own session.created in the session's event
+ * file, written by hqt's bridge: of the project's directory, since the
+ * spawn, the first one. */
+Test(plugins, opencode_captures_its_id_from_its_own_event)
+{
+	struct hqt_request req = request(NULL, NULL, 0, 1000);
+	char *events = fmt("%s/events", root), *id = NULL, *err = NULL;
+	time_t now = time(NULL);
+	char *text = fmt("{\"hqt_at\":1,\"type\":\"session.status\",\"session_id\":\"ses_x\","
+			 "\"status\":\"busy\"}\n"
+			 "{\"hqt_at\":1,\"type\":\"session.created\",\"session_id\":\"ses_old\","
+			 "\"directory\":\"%s\",\"created\":%lld}\n"
+			 "{\"hqt_at\":1,\"type\":\"session.created\",\"session_id\":\"ses_other\","
+			 "\"directory\":\"/elsewhere\",\"created\":%lld}\n"
+			 "{\"hqt_at\":1,\"type\":\"session.created\",\"session_id\":\"ses_dbfe91bbdffeq\","
+			 "\"directory\":\"%s\",\"created\":%lld}\n"
+			 "{\"hqt_at\":1,\"type\":\"session.created\",\"session_id\":\"ses_later\","
+			 "\"directory\":\"%s\",\"created\":%lld}\n",
+			 project, (long long)(now - 3600) * 1000, (long long)now * 1000, project,
+			 (long long)now * 1000, project, (long long)(now + 5) * 1000);
+
+	req.spawned_at = now - 10;
+	/* no event file: not yet */
+	cr_assert_eq(harness_capture_id(harness("opencode"), &req, &id, &err), 0, "%s", err);
+	write_file(events, text, 0600);
+	req.event_file = events;
+	cr_assert_eq(harness_capture_id(harness("opencode"), &req, &id, &err), 1, "%s", err);
+	cr_expect_str_eq(id, "ses_dbfe91bbdffeq");
+	free(id);
+	free(text);
+	free(events);
+}
+
+Test(plugins, opencode_argv_and_its_bridge_per_launch)
+{
+	struct hqt_request req = request(NULL, "e2e/e2e-model", 1, 1000);
+	struct hqt_binds b = { NULL, 0 };
+	struct hqt_cmd c;
+
+	unsetenv("OPENCODE_CONFIG_CONTENT");
+	spawn(&c, "opencode", req);
+	expect_words(&c.argv, "opencode", "-m", "e2e/e2e-model", "--auto", NULL);
+	expect_words(&c.env, "OPENCODE_DISABLE_PROJECT_CONFIG=1", NULL);
+	hqt_cmd_clear(&c);
+	/* nothing to resume before its id is known */
+	cr_expect_eq(resume(&c, "opencode", request(NULL, NULL, 0, 1000)), 1);
+	hqt_cmd_clear(&c);
+	cr_assert_eq(resume(&c, "opencode", request("ses_dbfe91bbdffeq", NULL, 0, 1000)), 0);
+	expect_words(&c.argv, "opencode", "-s", "ses_dbfe91bbdffeq", NULL);
+	hqt_cmd_clear(&c);
+
+	/* the bridge, added to the user's own config content */
+	setenv("OPENCODE_CONFIG_CONTENT", "{\"plugin\":[\"mine\"],\"theme\":\"x\"}", 1);
+	req = request(NULL, NULL, 0, 1000);
+	req.event_file = "/run/hqt/events/1";
+	req.event_command = "/usr/lib/hqt/hqt-event";
+	spawn(&c, "opencode", req);
+	const char *got = env_of(&c, "OPENCODE_CONFIG_CONTENT");
+	char *want = fmt("{\"plugin\":[\"mine\",\"file://%s/hqt-opencode.js\"],\"theme\":\"x\"}",
+			 getenv("HQT_TEST_PLUGIN_DIR"));
+	cr_expect(got != NULL && strcmp(got, want) == 0, "got %s", got ? got : "(none)");
+	free(want);
+	hqt_cmd_clear(&c);
+	unsetenv("OPENCODE_CONFIG_CONTENT");
+
+	harness_binds(harness("opencode"), &b);
+	expect_bind(&b, ".config/opencode", HQT_BIND_STATE);
+	expect_bind(&b, ".local/share/opencode", HQT_BIND_STATE);
+	expect_bind(&b, ".config/opencode/opencode.json", HQT_BIND_RO);
+	expect_bind(&b, ".local/share/opencode/auth.json", HQT_BIND_RO);
+	expect_bind(&b, ".opencode/", HQT_BIND_PROJECT | HQT_BIND_PROTECT);
+	binds_clear(&b);
 }

@@ -1,0 +1,385 @@
+/* test-hosts.c: sessions on another machine (SPEC §13, issue 25), with a
+ * real OpenSSH server the test starts on 127.0.0.1 (its own host key,
+ * configuration and authorized key) and a second hqt world behind it (its
+ * own HOME, database and tmux server), driven by the real ssh client
+ * through the user's configuration (a `ssh` early on PATH adds -F with the
+ * test's; hqt finds ssh on PATH as it finds tmux). */
+#include <criterion/criterion.h>
+#include <criterion/logging.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "support.h"
+
+static struct tenv te;   /* this machine */
+static struct tenv far;  /* the host's hqt world */
+static char *keys;       /* the server's and the client's files */
+static pid_t sshd = -1;
+static int port;
+
+static bool
+have(const char *path)
+{
+	return access(path, X_OK) == 0;
+}
+
+static int
+free_port(void)
+{
+	struct run r;
+	const char *argv[] = { "python3", "-c",
+			       "import socket; s = socket.socket(); s.bind(('127.0.0.1', 0)); "
+			       "print(s.getsockname()[1])", NULL };
+
+	run_argv(&r, &te, argv, NULL);
+	cr_assert_eq(r.code, 0, "%s", r.err);
+	int p = atoi(r.out);
+	run_free(&r);
+	return p;
+}
+
+static void
+keygen(const char *path)
+{
+	struct run r;
+	const char *argv[] = { "ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", path, NULL };
+
+	run_argv(&r, &te, argv, NULL);
+	cr_assert_eq(r.code, 0, "ssh-keygen: %s", r.err);
+	run_free(&r);
+}
+
+/* One word for sh, single-quoted. */
+static char *
+q(const char *s)
+{
+	size_t n = 3;
+	for (const char *p = s; *p; p++)
+		n += *p == '\'' ? 4 : 1;
+	char *out = malloc(n), *o = out;
+	*o++ = '\'';
+	for (; *s; s++) {
+		if (*s == '\'') {
+			memcpy(o, "'\\''", 4);
+			o += 4;
+		} else
+			*o++ = *s;
+	}
+	*o++ = '\'';
+	*o = '\0';
+	return out;
+}
+
+static void
+start_sshd(void)
+{
+	char *cfg = fmt("%s/sshd_config", keys);
+
+	write_file(cfg, fmt("Port %d\nListenAddress 127.0.0.1\nHostKey %s/host_key\n"
+			    "PidFile %s/sshd.pid\nAuthorizedKeysFile %s/authorized_keys\n"
+			    "StrictModes no\nUsePAM no\nPermitRootLogin prohibit-password\n"
+			    "PasswordAuthentication no\nKbdInteractiveAuthentication no\n"
+			    "LogLevel VERBOSE\n", port, keys, keys, keys), 0600);
+	sshd = fork();
+	cr_assert_neq(sshd, -1);
+	if (sshd == 0) {
+		char *log = fmt("%s/sshd.log", keys);
+		if (freopen(log, "a", stderr) == NULL)
+			_exit(126);
+		if (getuid() == 0) {
+			/* Its privilege separation wants /run/sshd: a /run of
+			 * our own, in a mount namespace of our own, where
+			 * root's shell start-up files (whatever this machine
+			 * put there) are empty too. */
+			char *sh = fmt("mount -t tmpfs -o mode=755 none /run && mkdir -m 755 /run/sshd "
+				       "&& h=$(getent passwd 0 | cut -d: -f6) && "
+				       "for f in .bashrc .bash_profile .profile; do "
+				       "[ ! -f \"$h/$f\" ] || mount --bind /dev/null \"$h/$f\" || exit 1; done "
+				       "&& exec /usr/sbin/sshd -D -e -f %s", q(cfg));
+			execlp("unshare", "unshare", "--mount", "--propagation", "private", "sh", "-c",
+			       sh, (char *)NULL);
+		} else {
+			execl("/usr/sbin/sshd", "sshd", "-D", "-e", "-f", cfg, (char *)NULL);
+		}
+		_exit(127);
+	}
+	bool up = false;
+	for (int i = 0; i < 100 && !up; i++) {
+		struct run r;
+		const char *argv[] = { "ssh", "-o", "ControlPath=none", "remote", "true", NULL };
+		run_argv(&r, &te, argv, NULL);
+		up = r.code == 0;
+		run_free(&r);
+		if (!up)
+			sleep_ms(50);
+	}
+	cr_assert(up, "sshd did not come up: %s", slurp(fmt("%s/sshd.log", keys)));
+	free(cfg);
+}
+
+static void
+stop_sshd(void)
+{
+	if (sshd > 0) {
+		kill(sshd, SIGTERM);
+		waitpid(sshd, NULL, 0);
+		sshd = -1;
+	}
+}
+
+/* How many connections sshd took (its VERBOSE log says each). */
+static int
+connections(void)
+{
+	char *log = slurp(fmt("%s/sshd.log", keys));
+	int n = 0;
+
+	for (char *p = log; p != NULL && (p = strstr(p, "Connection from ")) != NULL; p++)
+		n++;
+	free(log);
+	return n;
+}
+
+static bool ready;
+
+static void
+setup(void)
+{
+	ready = have("/usr/sbin/sshd") && have("/usr/bin/ssh") && have("/usr/bin/ssh-keygen");
+	tenv_init(&te, "");
+	tenv_init(&far, "");
+	/* rec: a harness that writes its argv, a word a line, then idles */
+	write_file(fmt("%s/bin/rec", far.root),
+		   "#!/bin/sh\nprintf '%s\\n' \"$@\" > \"$HOME/argv.txt\"\nexec sleep 100000\n", 0755);
+	write_file(fmt("%s/.config/hqt/hqt.ini", far.home),
+		   fmt("[hqt]\ntmux_socket = %s\n[harness.sleeper]\nplugin = generic\n"
+		       "command = sleep 100000\n[harness.rec]\nplugin = generic\ncommand = %s/bin/rec\n"
+		       "model_flag = -m\n", far.socket, far.root), 0644);
+	if (!ready)
+		return;
+	keys = fmt("%s/keys", te.root);
+	mkdir(keys, 0700);
+	keygen(fmt("%s/host_key", keys));
+	keygen(fmt("%s/user_key", keys));
+	write_file(fmt("%s/authorized_keys", keys), slurp(fmt("%s/user_key.pub", keys)), 0600);
+	/* The client: the test's configuration through a `ssh` early on PATH. */
+	char *bin = fmt("%s/sshbin", te.root), *cfg = fmt("%s/ssh_config", keys);
+	mkdir(bin, 0755);
+	write_file(fmt("%s/ssh", bin), fmt("#!/bin/sh\nexec /usr/bin/ssh -F %s \"$@\"\n", q(cfg)),
+		   0755);
+	tenv_put(&te, "PATH", fmt("%s:%s", bin, TENV_PATH));
+	port = free_port();
+	const char *user = getuid() == 0 ? "root" : getenv("USER");
+	write_file(cfg, fmt("Host remote dead\n  HostName 127.0.0.1\n  User %s\n"
+			    "  IdentityFile %s/user_key\n  IdentitiesOnly yes\n"
+			    "  UserKnownHostsFile %s/known_hosts\n  GlobalKnownHostsFile /dev/null\n"
+			    "  StrictHostKeyChecking yes\n"
+			    "Host remote\n  Port %d\nHost dead\n  Port %d\n",
+			    user, keys, keys, port, free_port()), 0600);
+	write_file(fmt("%s/known_hosts", keys),
+		   fmt("[127.0.0.1]:%d %s", port, slurp(fmt("%s/host_key.pub", keys))), 0600);
+	start_sshd();
+}
+
+/* The shared connections hqt's ssh left up (ControlPersist) end first,
+ * and with them sshd's session processes, which outlive its listener. */
+static void
+close_masters(void)
+{
+	const char *dirs[] = { fmt("%s/run/hqt/ssh", te.root),
+			       fmt("/tmp/hqt-ssh-%u", (unsigned)getuid()) };
+
+	for (size_t i = 0; i < 2; i++)
+		for (const char *host = "remote"; host != NULL;
+		     host = strcmp(host, "remote") == 0 ? "dead" : NULL) {
+			struct run r;
+			const char *argv[] = { "ssh", "-o", fmt("ControlPath=%s/%%C", dirs[i]), "-O",
+					       "exit", host, NULL };
+			run_argv(&r, &te, argv, NULL);
+			run_free(&r);
+		}
+}
+
+static void
+teardown(void)
+{
+	if (ready)
+		close_masters();
+	stop_sshd();
+	tenv_free(&far);
+	tenv_free(&te);
+	free(keys);
+}
+
+TestSuite(hosts, .init = setup, .fini = teardown, .timeout = 120);
+
+/* The remote hqt as `host add --command` names it: the far world's
+ * environment, then its hqt. */
+static char *
+far_command(void)
+{
+	static const char *const names[] = { "HOME", "XDG_CONFIG_HOME", "XDG_DATA_HOME",
+					     "XDG_STATE_HOME", "XDG_CACHE_HOME", "XDG_RUNTIME_DIR" };
+	char *cmd = strdup("env PATH=/usr/bin:/bin");
+
+	for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+		const char *v = NULL;
+		size_t n = strlen(names[i]);
+		for (size_t k = 0; k < far.nextra; k++)
+			if (strncmp(far.extra[k], names[i], n) == 0 && far.extra[k][n] == '=')
+				v = far.extra[k] + n + 1;
+		if (v != NULL)
+			cmd = fmt("%s %s=%s", cmd, names[i], q(v));
+	}
+	return fmt("%s HQT_PLUGIN_DIR=%s %s", cmd, q(getenv("HQT_TEST_PLUGIN_DIR")), q(hqt_bin()));
+}
+
+static json_t *
+json_of(const struct run *r, const char *what)
+{
+	return run_json(r, what);
+}
+
+Test(hosts, a_session_there_is_listed_shown_killed_resumed_and_removed_over_one_connection)
+{
+	if (!ready)
+		cr_skip_test("no OpenSSH server here (apt-get install openssh-server)");
+	char *proj = fmt("%s/proj", far.root);
+	mkdir(proj, 0755);
+	run_ok(&te, "host", "add", "r", "remote", "--command", far_command(), NULL);
+	int before = connections();
+
+	struct run r;
+	run_hqt(&r, &te, "host", "list", "--json", NULL);
+	json_t *hl = json_of(&r, "host list");
+	run_free(&r);
+	json_t *h0 = json_array_get(hl, 0);
+	cr_expect(json_is_true(json_object_get(h0, "reachable")), "%s",
+		  json_string_value(json_object_get(h0, "error")));
+	cr_expect_not_null(json_string_value(json_object_get(h0, "version")));
+	run_hqt(&r, &te, "doctor", NULL);
+	cr_expect(strstr(r.out, "host r") != NULL && strstr(r.out, "over ssh remote") != NULL,
+		  "doctor: %s", r.out);
+	run_free(&r);
+
+	long long t0 = now_ms();
+	run_ok(&te, "--host", "r", "project", "add", "p", proj, NULL);
+	cr_log_info("project add there: %lld ms", now_ms() - t0);
+	t0 = now_ms();
+	run_hqt(&r, &te, "--host", "r", "new", "p", "sleeper", "--nickname", "far1", NULL);
+	cr_log_info("new there: %lld ms", now_ms() - t0);
+	cr_assert_eq(r.code, 0, "remote new: %s", r.err);
+	cr_assert_str_eq(r.out, "1\n");
+	run_free(&r);
+	/* a local one too */
+	char *lproj = fmt("%s/lp", te.root);
+	mkdir(lproj, 0755);
+	write_file(fmt("%s/.config/hqt/hqt.ini", te.home),
+		   fmt("[hqt]\ntmux_socket = %s\n[harness.sleeper]\nplugin = generic\n"
+		       "command = sleep 100000\n", te.socket), 0644);
+	run_ok(&te, "project", "add", "lp", lproj, NULL);
+	long lid = run_new(&te, "lp", "sleeper", NULL);
+
+	run_hqt(&r, &te, "list", "--all", "--json", NULL);
+	cr_assert_eq(r.code, 0, "list --all: %s", r.err);
+	json_t *all = json_of(&r, "list --all");
+	run_free(&r);
+	cr_assert_eq(json_array_size(all), 2, "both machines' sessions");
+	bool mine = false, theirs = false;
+	size_t i;
+	json_t *o;
+	json_array_foreach(all, i, o) {
+		const char *host = json_string_value(json_object_get(o, "host"));
+		if (host == NULL && json_integer_value(json_object_get(o, "id")) == lid)
+			mine = true;
+		if (host != NULL && strcmp(host, "r") == 0 &&
+		    strcmp(json_string_value(json_object_get(o, "nickname")), "far1") == 0)
+			theirs = true;
+	}
+	cr_expect(mine && theirs, "list --all: %s", json_dumps(all, 0));
+	run_hqt(&r, &te, "list", "--all", NULL);
+	cr_expect(strstr(r.out, "far1") != NULL && strstr(r.out, "HOST") != NULL, "%s", r.out);
+	run_free(&r);
+
+	run_hqt(&r, &te, "show", "r:far1", "--json", NULL);
+	cr_assert_eq(r.code, 0, "show r:far1: %s", r.err);
+	json_t *sh = json_of(&r, "show");
+	run_free(&r);
+	cr_expect_str_eq(json_string_value(json_object_get(sh, "project_path")), proj);
+	run_ok(&te, "peek", "r:1", NULL);
+	run_ok(&te, "kill", "r:1", NULL);
+	run_hqt(&r, &te, "--host", "r", "list", "--json", NULL);
+	json_t *l = json_of(&r, "list");
+	run_free(&r);
+	cr_expect_str_eq(json_string_value(json_object_get(json_array_get(l, 0), "status")), "gone");
+	run_ok(&te, "resume", "r:1", NULL);
+	run_ok(&te, "rm", "r:1", NULL);
+	run_hqt(&r, &te, "--host", "r", "list", "--json", NULL);
+	cr_expect_str_eq(r.out, "[]\n");
+	run_free(&r);
+	/* one TCP connection for all of it */
+	cr_expect_eq(connections() - before, 1, "connections taken: %d", connections() - before);
+	json_decref(hl);
+	json_decref(all);
+	json_decref(sh);
+	json_decref(l);
+}
+
+Test(hosts, hostile_words_reach_the_remote_harness_as_data)
+{
+	if (!ready)
+		cr_skip_test("no OpenSSH server here (apt-get install openssh-server)");
+	char *proj = fmt("%s/proj", far.root), *marker = fmt("%s/PWNED", te.root);
+	mkdir(proj, 0755);
+	run_ok(&te, "host", "add", "r", "remote", "--command", far_command(), NULL);
+	run_ok(&te, "--host", "r", "project", "add", "p", proj, NULL);
+	const char *model = fmt("m;touch %s #\"$(touch %s)\" `touch %s` ' ~ * \\", marker, marker,
+				marker);
+	struct run r;
+	run_hqt(&r, &te, "--host", "r", "new", "p", "rec", "--model", model, NULL);
+	cr_assert_eq(r.code, 0, "remote new: %s", r.err);
+	run_free(&r);
+	char *argv_txt = NULL;
+	for (int k = 0; k < 100 && (argv_txt = slurp(fmt("%s/argv.txt", far.home))) == NULL; k++)
+		sleep_ms(50);
+	cr_assert_not_null(argv_txt, "the remote harness did not start");
+	cr_expect_str_eq(argv_txt, fmt("-m\n%s\n", model), "the model reached the harness changed");
+	struct stat st;
+	cr_expect_neq(stat(marker, &st), 0, "a word ran as a command");
+	/* control: the same word joined unquoted into a command line runs */
+	const char *ctl[] = { "sh", "-c", fmt("echo %s", model), NULL };
+	run_argv(&r, &te, ctl, NULL);
+	run_free(&r);
+	cr_expect_eq(stat(marker, &st), 0, "control: the word is harmless in a shell anyway");
+}
+
+Test(hosts, a_host_that_is_down_is_one_line_and_the_local_list_answers)
+{
+	if (!ready)
+		cr_skip_test("no OpenSSH server here (apt-get install openssh-server)");
+	run_ok(&te, "host", "add", "dead", "dead", NULL);
+	struct run r;
+	long long t0 = now_ms();
+	run_hqt(&r, &te, "list", "--all", NULL);
+	long long took = now_ms() - t0;
+	cr_expect_eq(r.code, 1);
+	cr_expect(strstr(r.err, "hqt: host dead: ssh dead failed") != NULL, "%s", r.err);
+	cr_expect(strstr(r.out, "no sessions") != NULL, "the local list: %s", r.out);
+	cr_expect_lt(took, 15000);
+	run_free(&r);
+	run_hqt(&r, &te, "--host", "dead", "list", NULL);
+	cr_expect_eq(r.code, 1);
+	cr_expect(strstr(r.err, "check that `ssh dead true` works") != NULL, "%s", r.err);
+	run_free(&r);
+	run_hqt(&r, &te, "--host", "nosuch", "list", NULL);
+	cr_expect_eq(r.code, 1);
+	cr_expect(strstr(r.err, "no host 'nosuch'") != NULL, "%s", r.err);
+	run_free(&r);
+}
