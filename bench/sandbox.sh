@@ -4,25 +4,32 @@
 #
 #   bench/sandbox.sh
 #
-#   new --sandbox  `hqt new bench sleeper --sandbox` (row; the plan: probe
-#                  (cached), private state, bwrap argv, seccomp program; the
-#                  window, whose hqt-launch execs bwrap), against a raw `tmux
-#                  new-window -d` of the bwrap argv that `hqt new --dry-run
-#                  --sandbox` prints, in the same tmux session.
+#   new --sandbox  `hqt new bench sleeper --sandbox --net NET` (row; the plan:
+#                  probe (cached), private state, bwrap argv, seccomp
+#                  program; the window, whose hqt-launch execs bwrap), against
+#                  a raw `tmux new-window -d` of the bwrap argv that the same
+#                  `hqt new --dry-run` prints, in the same tmux session.
 #                                                 Goal: ratio <= 1.5 (issue 11).
+#                  Twice: NET on (the host network: the argv is all there is)
+#                  and allow:+, the default (hqt-launch also starts the
+#                  session's squid beside bwrap; `hqt new` does not wait for
+#                  it, its CPU lands on the machine all the same).
 #
-# The raw side runs that argv minus `--seccomp 3`: a plain tmux window has no
-# descriptor 3 to hand bwrap (hqt compiles the filter, its launcher passes
-# it), so the raw side is, if anything, a little cheaper than hqt's sandbox.
-# For scale, an unsandboxed `hqt new` of the same harness is timed too.
+# The raw side runs that argv minus the descriptors hqt-launch opens and a
+# plain tmux window does not have: `--seccomp 3` (the filter hqt compiles),
+# `--info-fd` (bwrap's pid, for the supervisor) and `--block-fd` (allow's
+# proxy bridge).  It must really run: the script waits for its `sleep`
+# below the pane before timing.  So the raw side is, if anything, a little
+# cheaper than hqt's sandbox.  For scale, an unsandboxed `hqt new` of the
+# same harness is timed too.
 #
-# The two sides run alternately (and alternate which goes first), $RUNS times
-# after $WARMUP untimed pairs; the medians and their ratio are printed.  Times
-# come from bash's $EPOCHREALTIME, so no `date` process is counted.
+# Timed by bench-timer (bench/timer.c, beside hqt): whole processes, the two
+# sides alternately, $RUNS pairs after $WARMUP untimed ones, the median of
+# the per-pair ratios and its 95% interval (bench/README.md, "Method").
 #
-# Environment: HQT (default build/bin/hqt), RUNS (default 30), WARMUP
-# (default 3).  Everything runs on a private tmux server under a temporary
-# HOME, removed at the end.
+# Environment: HQT (default build/bin/hqt), BENCH_TIMER, RUNS (default 30),
+# WARMUP (default 3), NETS (default "on allow").  Everything runs on a
+# private tmux server under a temporary HOME, removed at the end.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -30,11 +37,13 @@ HQT=${HQT:-$here/../build/bin/hqt}
 HQT=$(cd "$(dirname "$HQT")" && pwd)/$(basename "$HQT")
 RUNS=${RUNS:-30}
 WARMUP=${WARMUP:-3}
+NETS=${NETS:-on allow}
+TIMER=${BENCH_TIMER:-$(dirname "$HQT")/bench-timer}
 
 [ -x "$HQT" ] || { echo "sandbox-bench: no hqt at $HQT (build first, or set HQT)" >&2; exit 1; }
+[ -x "$TIMER" ] || { echo "sandbox-bench: no bench-timer at $TIMER (build it, or set BENCH_TIMER)" >&2; exit 1; }
 command -v tmux >/dev/null || { echo "sandbox-bench: tmux is needed" >&2; exit 1; }
 command -v bwrap >/dev/null || { echo "sandbox-bench: bwrap is needed" >&2; exit 1; }
-[ -n "${EPOCHREALTIME:-}" ] || { echo "sandbox-bench: needs bash 5 (EPOCHREALTIME)" >&2; exit 1; }
 
 rundir=
 root=$(mktemp -d /tmp/hqt-sandbox-bench-XXXXXX)
@@ -68,111 +77,79 @@ EOF
 
 tm() { tmux -L "$sock" "$@"; }
 
-now_us() {
-	local t=${EPOCHREALTIME/[.,]/}
-	echo "$t"
-}
-
-median() {
-	sort -n "$1" | awk '{ v[NR] = $1 } END {
-		if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
-
-# pair NAME RUNS CMD_A -- CMD_B: time A and B alternately; appends
-# microseconds to $root/NAME.a and $root/NAME.b.
+# pair NAME GOAL LABEL_A LABEL_B CMD_A... --vs CMD_B...
 pair() {
-	local name=$1 runs=$2 i t0 t1 t2
-	shift 2
-	local -a a=() b=()
-	while [ "$1" != -- ]; do a+=("$1"); shift; done
-	shift
-	b=("$@")
-	: >"$root/$name.a"
-	: >"$root/$name.b"
-	for ((i = 0; i < WARMUP; i++)); do
-		"${a[@]}" >/dev/null
-		"${b[@]}" >/dev/null
-	done
-	for ((i = 0; i < runs; i++)); do
-		if ((i % 2 == 0)); then
-			t0=$(now_us); "${a[@]}" >/dev/null; t1=$(now_us)
-			"${b[@]}" >/dev/null; t2=$(now_us)
-			echo $((t1 - t0)) >>"$root/$name.a"
-			echo $((t2 - t1)) >>"$root/$name.b"
-		else
-			t0=$(now_us); "${b[@]}" >/dev/null; t1=$(now_us)
-			"${a[@]}" >/dev/null; t2=$(now_us)
-			echo $((t1 - t0)) >>"$root/$name.b"
-			echo $((t2 - t1)) >>"$root/$name.a"
-		fi
-	done
-}
-
-# report NAME LABEL_A LABEL_B GOAL (GOAL "-": the ratio only)
-report() {
-	local ma mb
-	ma=$(median "$root/$1.a")
-	mb=$(median "$root/$1.b")
-	awk -v ma="$ma" -v mb="$mb" -v la="$2" -v lb="$3" -v goal="$4" -v n="$RUNS" 'BEGIN {
-		r = ma / mb
-		printf "  %-40s median %8.2f ms   (%d runs)\n", la, ma / 1000, n
-		printf "  %-40s median %8.2f ms\n", lb, mb / 1000
-		if (goal == "-")
-			printf "  ratio %.2fx\n\n", r
-		else
-			printf "  ratio %.2fx   goal <= %gx   %s\n\n", r, goal, r <= goal ? "ok" : "OVER GOAL"
-	}'
+	local name=$1 goal=$2 la=$3 lb=$4
+	shift 4
+	"$TIMER" -n "$RUNS" -w "$WARMUP" -g "$goal" -k "$name" -a "$la" -b "$lb" \
+		-s "$(tm display -p '#{pid}')" "$@"
+	echo
 }
 
 echo "hqt sandbox bench: $HQT"
-echo "  tmux $(tmux -V | cut -d' ' -f2), $(bwrap --version), $(nproc) cpus, $RUNS alternating runs"
+echo "  tmux $(tmux -V | cut -d' ' -f2), $(bwrap --version), $(nproc) cpus, $RUNS alternating pairs," \
+	"load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 
 "$HQT" project add bench "$root/project" >/dev/null
 # The one consent to skipped prompts a first sandboxed start asks for.
 "$HQT" consent >/dev/null
-# The first start creates the private home the argv binds; then the argv.
-"$HQT" new bench sleeper --sandbox >/dev/null
-line=$("$HQT" new bench sleeper --sandbox --dry-run)
-eval "set -- $line"
-raw=()
-while [ $# -gt 0 ]; do
-	# Descriptors the launcher opens (the filter, bwrap's info pipe): a
-	# raw start has neither.
-	if [ "$1" = --seccomp ] || [ "$1" = --info-fd ]; then
-		shift 2
-		continue
-	fi
-	raw+=("$1")
-	shift
-done
-[ "${raw[0]##*/}" = bwrap ] || { echo "sandbox-bench: the dry run is not bwrap: $line" >&2; exit 1; }
-# The raw command must really run (a window that dies at once would be
-# cheap): wait for bwrap's `sleep 1000` below the pane's process.
-tm new-window -d -t hqt: -n raw-check -c "$root/project" "${raw[@]}"
-pane=$(tm display -p -t '=hqt:raw-check' '#{pane_pid}')
-ok=
-for ((i = 0; i < 40 && !ok; i++)); do
-	for s in $(pgrep -x sleep || :); do
-		p=$(ps -o ppid= -p "$s" | tr -d ' ') || continue
-		[ -n "$p" ] && [ "$(ps -o ppid= -p "$p" | tr -d ' ')" = "$pane" ] && ok=1
+
+# raw_argv NET: the bwrap argv of a sandboxed start with --net NET, made
+# runnable by itself, into the array raw.
+raw_argv() {
+	local line
+	# The first start creates the private home the argv binds; then the argv.
+	"$HQT" new bench sleeper --sandbox --net "$1" >/dev/null
+	line=$("$HQT" new bench sleeper --sandbox --net "$1" --dry-run)
+	eval "set -- $line"
+	raw=()
+	while [ $# -gt 0 ]; do
+		# Descriptors hqt-launch opens (the filter, bwrap's info pipe,
+		# the proxy bridge's gate): a raw start has none of them.
+		case $1 in
+		--seccomp|--info-fd|--block-fd) shift 2; continue ;;
+		esac
+		raw+=("$1")
+		shift
 	done
-	[ -n "$ok" ] || sleep 0.05
-done
-[ -n "$ok" ] || {
-	echo "sandbox-bench: the raw bwrap command does not run:" >&2
-	tm capture-pane -p -t '=hqt:raw-check' >&2
-	exit 1
+	[ "${raw[0]##*/}" = bwrap ] || { echo "sandbox-bench: the dry run is not bwrap: $line" >&2; exit 1; }
 }
 
-echo "new --sandbox (sleep 1000, $RUNS more windows of each kind)"
-pair sbx "$RUNS" "$HQT" new bench sleeper --sandbox -- \
-	tmux -L "$sock" new-window -d -t hqt: -c "$root/project" "${raw[@]}"
-report sbx "hqt new --sandbox" "tmux new-window -d bwrap ..." 1.5
+# check_raw NAME: the raw command must really run (a window that dies at
+# once would be cheap): wait for bwrap's `sleep 1000` below the pane.
+check_raw() {
+	local pane ok= i c
+	tm new-window -d -t hqt: -n "$1" -c "$root/project" "${raw[@]}"
+	pane=$(tm display -p -t "=hqt:$1" '#{pane_pid}')
+	# The pane's bwrap, its child, and below that the sleep: walked down
+	# from the pane (not every sleep on the machine: the 1000-session
+	# benchmarks have as many).
+	for ((i = 0; i < 40 && !ok; i++)); do
+		for c in $(pgrep -P "$pane" || :); do
+			pgrep -x -P "$c" sleep >/dev/null && ok=1
+		done
+		[ -n "$ok" ] || sleep 0.05
+	done
+	[ -n "$ok" ] || {
+		echo "sandbox-bench: the raw bwrap command does not run:" >&2
+		tm capture-pane -p -t "=hqt:$1" >&2
+		exit 1
+	}
+}
+
+for net in $NETS; do
+	raw_argv "$net"
+	check_raw "raw-check-$net"
+	echo "new --sandbox --net $net (sleep 1000, $((RUNS + WARMUP)) more windows of each kind)"
+	pair "sbx-$net" 1.5 "hqt new --sandbox --net $net" "tmux new-window -d bwrap ..." \
+		"$HQT" new bench sleeper --sandbox --net "$net" --vs \
+		tmux -L "$sock" new-window -d -t hqt: -c "$root/project" "${raw[@]}"
+done
 
 echo "for scale: without the sandbox"
-pair plain "$RUNS" "$HQT" new bench sleeper --sandbox -- "$HQT" new bench sleeper
-report plain "hqt new --sandbox" "hqt new" -
+pair plain - "hqt new --sandbox --net on" "hqt new" \
+	"$HQT" new bench sleeper --sandbox --net on --vs "$HQT" new bench sleeper
 
 # Every sandboxed session must be running, or the start measured was not real.
 if "$HQT" list --json | grep -q '"status": "\(gone\|exited\)"'; then

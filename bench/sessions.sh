@@ -13,14 +13,18 @@
 #         harness), against a raw `tmux new-window -d` of the same command
 #         (`sleep 100000`) in the same tmux session.        Goal: ratio <= 1.5 (issue 11).
 #
-# The two sides of each pair run alternately, $RUNS times (after $WARMUP
-# untimed pairs), so drift in the machine's load hits both alike; the medians
-# and their ratio are printed.  Times come from bash's $EPOCHREALTIME, so no
-# `date` process is counted.
+# Each pair is timed by bench-timer (bench/timer.c, built beside hqt): each
+# side a whole process, spawned and reaped by the timer with nothing else in
+# the interval, the two sides alternately (and alternately first), $RUNS
+# pairs after $WARMUP untimed ones; the median of the per-pair ratios, its
+# 95% interval, and whether the run can tell a 10% change from noise
+# (bench/README.md, "Method").  The tmux server's CPU per run is counted too.
 #
-# Environment: HQT (default build/bin/hqt), SESSIONS (default 100), RUNS
-# (default 30), WARMUP (default 3).  Everything runs on a private tmux server
-# under a temporary HOME, removed at the end.
+# Environment: HQT (default build/bin/hqt), BENCH_TIMER (default: bench-timer
+# beside HQT), SESSIONS (default 100), RUNS (default 30), WARMUP (default 3),
+# PAIRS (default "list new listev": which pairs to run), REPEAT (default 1:
+# each pair that many times over, in the same world).  Everything runs on a
+# private tmux server under a temporary HOME, removed at the end.
 set -euo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -29,10 +33,13 @@ HQT=$(cd "$(dirname "$HQT")" && pwd)/$(basename "$HQT")
 SESSIONS=${SESSIONS:-100}
 RUNS=${RUNS:-30}
 WARMUP=${WARMUP:-3}
+PAIRS=${PAIRS:-list new listev}
+REPEAT=${REPEAT:-1}
+TIMER=${BENCH_TIMER:-$(dirname "$HQT")/bench-timer}
 
 [ -x "$HQT" ] || { echo "sessions-bench: no hqt at $HQT (build first, or set HQT)" >&2; exit 1; }
+[ -x "$TIMER" ] || { echo "sessions-bench: no bench-timer at $TIMER (build it, or set BENCH_TIMER)" >&2; exit 1; }
 command -v tmux >/dev/null || { echo "sessions-bench: tmux is needed" >&2; exit 1; }
-[ -n "${EPOCHREALTIME:-}" ] || { echo "sessions-bench: needs bash 5 (EPOCHREALTIME)" >&2; exit 1; }
 
 rundir=
 root=$(mktemp -d /tmp/hqt-sessions-bench-XXXXXX)
@@ -68,95 +75,63 @@ EOF
 
 tm() { tmux -L "$sock" "$@"; }
 
-# now_us: microseconds, without a process.
-now_us() {
-	local t=${EPOCHREALTIME/[.,]/}
-	echo "$t"
-}
+want() { case " $PAIRS " in *" $1 "*) return 0 ;; esac; return 1; }
 
-# median FILE: the median of the numbers in FILE (one per line).
-median() {
-	sort -n "$1" | awk '{ v[NR] = $1 } END {
-		if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
-}
-
-# pair NAME RUNS CMD_A -- CMD_B: time A and B alternately; appends
-# microseconds to $root/NAME.a and $root/NAME.b.
+# pair NAME GOAL LABEL_A LABEL_B SERVER_PID CMD_A... --vs CMD_B...
 pair() {
-	local name=$1 runs=$2 i t0 t1 t2
-	shift 2
-	local -a a=() b=()
-	while [ "$1" != -- ]; do a+=("$1"); shift; done
-	shift
-	b=("$@")
-	: >"$root/$name.a"
-	: >"$root/$name.b"
-	for ((i = 0; i < WARMUP; i++)); do
-		"${a[@]}" >/dev/null
-		"${b[@]}" >/dev/null
+	local name=$1 goal=$2 la=$3 lb=$4 spid=$5 r
+	shift 5
+	for ((r = 0; r < REPEAT; r++)); do
+		"$TIMER" -n "$RUNS" -w "$WARMUP" -g "$goal" -k "$name" -a "$la" -b "$lb" -s "$spid" "$@"
+		echo
 	done
-	for ((i = 0; i < runs; i++)); do
-		# Alternate which side goes first, too.
-		if ((i % 2 == 0)); then
-			t0=$(now_us); "${a[@]}" >/dev/null; t1=$(now_us)
-			"${b[@]}" >/dev/null; t2=$(now_us)
-			echo $((t1 - t0)) >>"$root/$name.a"
-			echo $((t2 - t1)) >>"$root/$name.b"
-		else
-			t0=$(now_us); "${b[@]}" >/dev/null; t1=$(now_us)
-			"${a[@]}" >/dev/null; t2=$(now_us)
-			echo $((t1 - t0)) >>"$root/$name.b"
-			echo $((t2 - t1)) >>"$root/$name.a"
-		fi
-	done
-}
-
-# report NAME LABEL_A LABEL_B GOAL
-report() {
-	local ma mb
-	ma=$(median "$root/$1.a")
-	mb=$(median "$root/$1.b")
-	awk -v ma="$ma" -v mb="$mb" -v la="$2" -v lb="$3" -v goal="$4" -v n="$RUNS" 'BEGIN {
-		r = ma / mb
-		printf "  %-34s median %8.2f ms   (%d runs)\n", la, ma / 1000, n
-		printf "  %-34s median %8.2f ms\n", lb, mb / 1000
-		printf "  ratio %.2fx   goal <= %gx   %s\n\n", r, goal, r <= goal ? "ok" : "OVER GOAL"
-	}'
 }
 
 echo "hqt sessions bench: $HQT"
-echo "  tmux $(tmux -V | cut -d' ' -f2), $(nproc) cpus, $SESSIONS sessions, $RUNS alternating runs"
+echo "  tmux $(tmux -V | cut -d' ' -f2), $(nproc) cpus, $SESSIONS sessions, $RUNS alternating pairs," \
+	"load $(cut -d' ' -f1-3 /proc/loadavg)"
 echo
 
-"$HQT" project add bench "$root/project" >/dev/null
-for ((i = 0; i < SESSIONS; i++)); do
-	"$HQT" new bench sleeper >/dev/null
-done
-live=$(tm list-panes -a -F '#{pane_dead}' | grep -c '^0$' || :)
-[ "$live" -ge "$SESSIONS" ] || { echo "sessions-bench: only $live live panes" >&2; exit 1; }
-# Every session must read as running, or the list measured is not the real one.
-if "$HQT" list --json | grep -q '"status": "\(gone\|exited\)"'; then
-	echo "sessions-bench: some sessions are not running:" >&2
-	"$HQT" list >&2
-	exit 1
+# sleepers: $SESSIONS sessions of `sleep`, all running, at rest.
+sleepers() {
+	local i live
+	"$HQT" project add bench "$root/project" >/dev/null
+	for ((i = 0; i < SESSIONS; i++)); do
+		"$HQT" new bench sleeper >/dev/null
+	done
+	live=$(tm list-panes -a -F '#{pane_dead}' | grep -c '^0$' || :)
+	[ "$live" -ge "$SESSIONS" ] || { echo "sessions-bench: only $live live panes" >&2; exit 1; }
+	# Every session must read as running, or the list measured is not the real one.
+	if "$HQT" list --json | grep -q '"status": "\(gone\|exited\)"'; then
+		echo "sessions-bench: some sessions are not running:" >&2
+		"$HQT" list >&2
+		exit 1
+	fi
+	# At rest, as a list finds them but in the first seconds: a window that
+	# printed in the last 2 s of a read (each one does as it starts) is
+	# captured again at every list until it has been quiet that long
+	# (core/status-cache.c); a window at work always is.
+	sleep 3
+	"$HQT" list --json >/dev/null
+}
+
+if want list || want new; then
+	sleepers
+	spid=$(tm display -p '#{pid}')
+fi
+if want list; then
+	echo "list ($SESSIONS live sessions)"
+	pair list 2 "hqt list --json" "tmux list-panes -a" "$spid" \
+		"$HQT" list --json --vs tmux -L "$sock" list-panes -a
+fi
+if want new; then
+	echo "new (sleep 100000, $((RUNS + WARMUP)) more windows of each kind)"
+	pair new 1.5 "hqt new" "tmux new-window -d" "$spid" \
+		"$HQT" new bench sleeper --vs tmux -L "$sock" new-window -d -t hqt: -c "$root/project" sleep 100000
 fi
 
-# The sessions at rest, as a list finds them but in the first seconds: a
-# window that printed in the last 2 s of a read (each one does as it
-# starts) is captured again at every list until it has been quiet that
-# long (core/status-cache.c); a window at work always is.
-sleep 3
-"$HQT" list --json >/dev/null
-echo "list ($SESSIONS live sessions)"
-pair list "$RUNS" "$HQT" list --json -- tmux -L "$sock" list-panes -a
-report list "hqt list --json" "tmux list-panes -a" 2
-
-echo "new (sleep 100000, $RUNS more windows of each kind)"
-pair new "$RUNS" "$HQT" new bench sleeper -- \
-	tmux -L "$sock" new-window -d -t hqt: -c "$root/project" sleep 100000
-report new "hqt new" "tmux new-window -d" 1.5
-
 # ---- list with the event path in ----
+want listev || exit 0
 esock=$sock-ev
 stub=$root/stub
 mkdir -p "$stub"
@@ -202,5 +177,8 @@ if [ "$(grep -c '"attention": "idle"' <<<"$listed")" -lt "$SESSIONS" ]; then
 	exit 1
 fi
 echo "list with events ($SESSIONS live claude sessions, 20 event lines each)"
-pair listev "$RUNS" eh list --json -- tmux -L "$esock" list-panes -a
-report listev "hqt list --json (events)" "tmux list-panes -a" 3
+# The stub claude first on PATH for both sides alike (the timer's own
+# environment; no wrapper in the interval).
+PATH="$stub:$PATH" pair listev 3 "hqt list --json (events)" "tmux list-panes -a" \
+	"$(tmux -L "$esock" display -p '#{pid}')" \
+	"$HQT" --db "$root/events.db" --tmux-socket "$esock" list --json --vs tmux -L "$esock" list-panes -a

@@ -4,6 +4,7 @@
 #include "gitstore.h"
 #include "remote.h"
 #include "json-out.h"
+#include "json-text.h"
 #include "project.h"
 #include "session.h"
 #include "text.h"
@@ -253,6 +254,12 @@ cmd_list_exec(struct hqt_app *app, int argc, char **argv)
 	}
 	if (optind < argc)
 		return cmd_usage_error(&cmd_list_entry, "unexpected argument '%s'", argv[optind]);
+	/* The tmux client of the status read starts first and connects while
+	 * the database opens (tmux_prestart, as hqt new does). */
+	if (cmd_config(app) != 0)
+		return EXIT_FAIL;
+	if (cmd_tmux(app) == 0)
+		tmux_prestart(&app->tmux);
 	if (cmd_prepare(app, &cmd_list_entry, NULL, 0, NULL) != 0)
 		return EXIT_FAIL;
 	if (only_project != NULL) {
@@ -297,15 +304,19 @@ cmd_list_exec(struct hqt_app *app, int argc, char **argv)
 		return rc;
 	}
 	if (json) {
-		json_t *a = json_array();
+		/* Written straight from the rows, no jansson tree (json-text.h). */
+		struct json_writer w;
+
+		jw_init(&w);
+		jw_open(&w, '[');
 		for (size_t k = 0; k < n; k++)
-			json_array_append_new(a, json_session(&l->v[keep[k]],
-							      session_status_name(st[keep[k]]),
-							      session_attention_name(st[keep[k]]), NULL));
+			json_session_write(&w, &l->v[keep[k]], session_status_name(st[keep[k]]),
+					   session_attention_name(st[keep[k]]));
+		jw_close(&w, ']');
 		free(keep);
 		free(st);
 		db_session_list_free(l);
-		return json_print(a) == 0 ? EXIT_OK : EXIT_FAIL;
+		return json_print_text(&w) == 0 ? EXIT_OK : EXIT_FAIL;
 	}
 	if (n > 0)
 		printf("%-4s %-16s %-12s %-8s %-12s %-9s %s\n", "#", "NICKNAME", "PROJECT",

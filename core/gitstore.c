@@ -691,35 +691,70 @@ git_in(const char *dir, const char *const args[], const char *input, struct spaw
 	return git_run_input(dir, args, input, r, err);
 }
 
-/* The bytes of the regular files under dfd, not following a link, not
- * leaving its file system; stops counting past max. */
-static long long
-tree_bytes(int dfd, dev_t dev, int depth, long long sum, long long max)
+/* A walk of the store before an import (store_scan). */
+struct scan {
+	long long sum, max;   /* bytes of its regular files; stop past max */
+	char bad[160];        /* what git must not open there, or "" */
+};
+
+/*
+ * Everything under dfd (the store's git directory at depth 0), not
+ * following a link, not leaving its file system: the bytes of its regular
+ * files into sc->sum (stops past sc->max), and into sc->bad the first entry
+ * git would block on or read without end when upload-pack or pack-objects
+ * open it, since git writes none of them in a git directory: a FIFO, a
+ * socket, a device, a symbolic link (to /dev/zero, say), or a tree deeper
+ * than any git makes.  The hooks directory is the agent's business (the
+ * serve sandbox runs none): its links are let be.  0, or -1 once bad.
+ */
+static int
+store_scan(int dfd, dev_t dev, int depth, const char *where, struct scan *sc)
 {
 	DIR *d = fdopendir(dfd);
 	struct dirent *de;
+	int rc = 0;
 
 	if (d == NULL) {
 		close(dfd);
-		return sum;
+		return 0;
 	}
-	while (sum <= max && depth < 16 && (de = readdir(d)) != NULL) {
+	while (rc == 0 && sc->sum <= sc->max && (de = readdir(d)) != NULL) {
 		struct stat st;
+		char *rel;
 
 		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0 ||
 		    fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) != 0 || st.st_dev != dev)
 			continue;
-		if (S_ISREG(st.st_mode))
-			sum += st.st_size;
-		else if (S_ISDIR(st.st_mode)) {
+		if (S_ISREG(st.st_mode)) {
+			sc->sum += st.st_size;
+			continue;
+		}
+		rel = where[0] != '\0' ? xasprintf("%s/%s", where, de->d_name) : xstrdup(de->d_name);
+		if (S_ISDIR(st.st_mode)) {
 			int fd = openat(dirfd(d), de->d_name,
 					O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-			if (fd >= 0)
-				sum = tree_bytes(fd, dev, depth + 1, sum, max);
+			if (depth >= 32) {
+				char *shown = text_escape(rel, 80);
+				snprintf(sc->bad, sizeof sc->bad, "%s is deeper than git makes", shown);
+				free(shown);
+				rc = -1;
+				if (fd >= 0)
+					close(fd);
+			} else if (fd >= 0) {
+				rc = store_scan(fd, dev, depth + 1, rel, sc);
+			}
+		} else if (!(S_ISLNK(st.st_mode) && depth >= 1 && strncmp(rel, "hooks/", 6) == 0)) {
+			char *shown = text_escape(rel, 80);
+			snprintf(sc->bad, sizeof sc->bad, "%s is %s, which git does not write", shown,
+				 S_ISLNK(st.st_mode) ? "a symbolic link" : S_ISFIFO(st.st_mode) ? "a FIFO"
+				 : S_ISSOCK(st.st_mode) ? "a socket" : "a device");
+			free(shown);
+			rc = -1;
 		}
+		free(rel);
 	}
 	closedir(d);
-	return sum;
+	return rc;
 }
 
 static long long
@@ -946,6 +981,53 @@ gitstore_last(const char *dir, struct gitstore_import *out)
 	return rc;
 }
 
+/* The temporary files of index-pack in the repository's objects/pack
+ * (tmp_pack_*, tmp_idx_*, tmp_rev_*) into names. */
+static void
+pack_tmp_names(const char *objects, struct strv *names)
+{
+	char *pack = xasprintf("%s/pack", objects);
+	DIR *d = opendir(pack);
+	struct dirent *de;
+
+	free(pack);
+	if (d == NULL)
+		return;
+	while ((de = readdir(d)) != NULL)
+		if (strncmp(de->d_name, "tmp_", 4) == 0)
+			strv_push(names, de->d_name);
+	closedir(d);
+}
+
+/*
+ * After a refused fetch: index-pack leaves the pack it was writing (what
+ * the store sent, up to the cap) as objects/pack/tmp_pack_*, which nothing
+ * removes but a gc two weeks on; one per refused import.  Those that were
+ * not there before the fetch go (regular files only, not followed).  A
+ * fetch of the user's own into the same repository at that very moment
+ * could lose its temporary pack too: it then fails, and runs again.
+ */
+static void
+pack_tmp_remove(const char *objects, const struct strv *before)
+{
+	struct strv now = STRV_INIT;
+	char *pack = xasprintf("%s/pack", objects);
+	int dfd = open(pack, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+
+	free(pack);
+	if (dfd < 0)
+		return;
+	pack_tmp_names(objects, &now);
+	for (size_t i = 0; i < now.n; i++) {
+		struct stat st;
+		if (strv_find(before, now.v[i]) < 0 &&
+		    fstatat(dfd, now.v[i], &st, AT_SYMLINK_NOFOLLOW) == 0 && S_ISREG(st.st_mode))
+			(void)unlinkat(dfd, now.v[i], 0);
+	}
+	close(dfd);
+	strv_clear(&now);
+}
+
 /* The first line of what git said, escaped: git's stderr carries what a
  * remote (here the store) chose to print (CVE-2024-52005). */
 static void
@@ -1005,19 +1087,32 @@ gitstore_sync(const struct gitstore_at *at, struct gitstore_import *out, char **
 		}
 	}
 	{
+		/* What upload-pack will open, looked at first: a FIFO would hold
+		 * the import (and rm, and the launcher) until git's timeout.  An
+		 * agent still running can swap one in after this look; then git's
+		 * timeout ends it. */
+		struct scan sc = { 0, max, "" };
 		int dfd = open_dir(p);
-		bytes = 0;
-		if (dfd >= 0) {
-			struct stat st;
-			int ofd = fstat(dfd, &st) == 0 ? openat(dfd, "objects", O_RDONLY | O_DIRECTORY |
-								    O_NOFOLLOW | O_CLOEXEC) : -1;
-			if (ofd >= 0)
-				bytes = tree_bytes(ofd, st.st_dev, 0, 0, max);
+		char *buf = NULL;
+		size_t len;
+		struct stat st;
+
+		if (dfd >= 0 && fstat(dfd, &st) == 0)
+			(void)store_scan(dup(dfd), st.st_dev, 0, "", &sc);
+		if (dfd >= 0 && sc.bad[0] == '\0' && read_under(dfd, "HEAD", REF_MAX, &buf, &len) < 0)
+			snprintf(sc.bad, sizeof sc.bad, "HEAD is not what git writes");
+		free(buf);
+		if (dfd >= 0)
 			close(dfd);
+		bytes = sc.sum;
+		if (sc.bad[0] != '\0') {
+			set_err(err, "the session's git store is unreadable: %s", sc.bad);
+			goto out;
 		}
 		if (bytes > max) {
-			set_err(err, "the session's git store holds over %lld MiB of objects, more "
-				"than an import takes (HQT_GIT_IMPORT_MAX)", max >> 20);
+			set_err(err, "the session's git store holds over %lld %s, more than an "
+				"import takes (HQT_GIT_IMPORT_MAX)",
+				max >= (1 << 20) ? max >> 20 : max, max >= (1 << 20) ? "MiB" : "bytes");
 			goto out;
 		}
 	}
@@ -1068,9 +1163,15 @@ gitstore_sync(const struct gitstore_at *at, struct gitstore_import *out, char **
 				"--no-recurse-submodules", "--no-auto-maintenance", "--no-show-forced-updates",
 				serve, "--", p, spec, NULL
 			};
+			struct strv tmp = STRV_INIT;
+
+			pack_tmp_names(objects, &tmp);
 			rc = git_run(at->repo, args, &r, NULL);
-			if (rc != 0)
+			if (rc != 0) {
 				say_git(err, "git refused the session's commits", &r);
+				pack_tmp_remove(objects, &tmp);
+			}
+			strv_clear(&tmp);
 			spawn_result_free(&r);
 		}
 		free(launcher);

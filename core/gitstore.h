@@ -134,7 +134,8 @@ int gitstore_remove(const struct gitstore_at *at, char **err);
  * The server side of an import, in hqt-launch: `--git-serve STORE OBJECTS
  * PATH`, where git appended PATH, which must be STORE.  Runs
  * `git upload-pack --strict STORE` in a sandbox that sees /usr, STORE and
- * OBJECTS read-only and nothing else, with no network, a cleared
+ * OBJECTS read-only, /dev/null and /dev/urandom, and nothing else (no
+ * /proc: a config include of /proc/self/fd/0 would block), with no network, a cleared
  * environment, GIT_NO_LAZY_FETCH=1 and hqt's seccomp filter.  Returns only
  * on failure (-1 with *err).
  */

@@ -1,6 +1,7 @@
 /* json-out.c: printing --json documents the same way everywhere. */
 #include "json-out.h"
 #include "gitstore.h"
+#include "json-text.h"
 
 #include <string.h>
 #include "cmd.h"
@@ -19,7 +20,9 @@ json_print(json_t *doc)
 		cmd_error("cannot build the JSON document");
 		return -1;
 	}
-	s = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	/* jansson's JSON_INDENT(2) form, written by json_text: jansson's
+	 * own dump was a third of a 100-session list's instructions. */
+	s = json_text(doc);
 	json_decref(doc);
 	if (s == NULL) {
 		cmd_error("cannot encode the JSON document");
@@ -28,6 +31,18 @@ json_print(json_t *doc)
 	puts(s);
 	free(s);
 	return 0;
+}
+
+int
+json_print_text(struct json_writer *w)
+{
+	char *s = jw_finish(w);
+	int rc = puts(s) >= 0 ? 0 : -1;
+
+	free(s);
+	if (rc != 0)
+		cmd_error("cannot write the JSON document");
+	return rc;
 }
 
 json_t *
@@ -61,70 +76,105 @@ json_strv(char *const *v)
 	return a;
 }
 
-json_t *
-json_session(const struct db_session *s, const char *status, const char *attention,
-	     char *const *argv)
+void
+json_session_write(struct json_writer *w, const struct db_session *s, const char *status,
+		   const char *attention)
 {
-	json_t *o = json_object(), *sb = json_null();
 	char window[32];
 	bool fs_rw;
 	int net;
 
+	snprintf(window, sizeof window, "hqt-%lld", s->id);
+	jw_open(w, '{');
+	jw_key(w, "id");
+	jw_int(w, s->id);
+	jw_key(w, "nickname");
+	jw_str(w, s->nickname);
+	jw_key(w, "project");
+	jw_str(w, s->project);
+	jw_key(w, "project_path");
+	jw_str(w, s->project_path);
+	jw_key(w, "harness");
+	jw_str(w, s->harness);
+	jw_key(w, "model");
+	jw_str(w, s->model);
+	jw_key(w, "harness_session_id");
+	jw_str(w, s->harness_session_id);
+	jw_key(w, "status");
+	jw_str(w, status);
+	jw_key(w, "attention");
+	jw_str(w, attention);
+	/* needs you, and not looked at (attached to) since it began to */
+	jw_key(w, "unseen");
+	jw_bool(w, attention != NULL && strcmp(attention, "needs_input") == 0 &&
+			   s->attention_since > s->seen_at);
+	jw_key(w, "window");
+	jw_str(w, window);
+	jw_key(w, "sandbox");
 	if (session_sandbox(s, &fs_rw, &net) == 1) {
-		sb = json_object();
-		json_object_set_new_nocheck(sb, "fs", json_string_nocheck(fs_rw ? "rw" : "ro"));
-		json_object_set_new_nocheck(sb, "net", json_boolean(net == CONFIG_NET_ON));
+		jw_open(w, '{');
+		jw_key(w, "fs");
+		jw_str(w, fs_rw ? "rw" : "ro");
+		jw_key(w, "net");
+		jw_bool(w, net == CONFIG_NET_ON);
 		if (net == CONFIG_NET_ALLOW) {
 			struct strv l = STRV_INIT;
-			json_t *a = json_array();
+
 			session_net_list(s, &l);
+			jw_key(w, "net_allow");
+			jw_open(w, '[');
 			for (size_t i = 0; i < l.n; i++)
-				json_array_append_new(a, json_string_or_null(l.v[i]));
-			json_object_set_new_nocheck(sb, "net_allow", a);
+				jw_str(w, l.v[i]);
+			jw_close(w, ']');
 			strv_clear(&l);
 		}
-	}
-	/* The keys are these literals and the status names hqt's own ASCII:
-	 * jansson need not check them for UTF-8 (about 2% of a 100-session
-	 * list); what a user wrote goes through json_string_or_null. */
-	snprintf(window, sizeof window, "hqt-%lld", s->id);
-	json_object_set_new_nocheck(o, "id", json_integer(s->id));
-	json_object_set_new_nocheck(o, "nickname", json_string_or_null(s->nickname));
-	json_object_set_new_nocheck(o, "project", json_string_or_null(s->project));
-	json_object_set_new_nocheck(o, "project_path", json_string_or_null(s->project_path));
-	json_object_set_new_nocheck(o, "harness", json_string_or_null(s->harness));
-	json_object_set_new_nocheck(o, "model", json_string_or_null(s->model));
-	json_object_set_new_nocheck(o, "harness_session_id",
-				    json_string_or_null(s->harness_session_id));
-	json_object_set_new_nocheck(o, "status", json_string_nocheck(status));
-	json_object_set_new_nocheck(o, "attention", json_string_or_null(attention));
-	/* needs you, and not looked at (attached to) since it began to */
-	json_object_set_new_nocheck(o, "unseen",
-				    json_boolean(attention != NULL &&
-						 strcmp(attention, "needs_input") == 0 &&
-						 s->attention_since > s->seen_at));
-	json_object_set_new_nocheck(o, "window", json_string_nocheck(window));
-	json_object_set_new_nocheck(o, "sandbox", sb);
-	json_object_set_new_nocheck(o, "exit_message", json_string_or_null(s->exit_message));
-	json_object_set_new_nocheck(o, "worktree", json_string_or_null(s->worktree));
-	json_object_set_new_nocheck(o, "branch", json_string_or_null(s->branch));
+		jw_close(w, '}');
+	} else
+		jw_null(w);
+	jw_key(w, "exit_message");
+	jw_str(w, s->exit_message);
+	jw_key(w, "worktree");
+	jw_str(w, s->worktree);
+	jw_key(w, "branch");
+	jw_str(w, s->branch);
 	if (s->git_store != NULL && s->branch != NULL) {
 		/* Read as data: no git runs in the store (gitstore.h). */
 		struct gitstore_at at = { s->project_path, s->worktree, s->git_store, s->branch,
 					  NULL };
 		struct gitstore_look look;
-		json_t *g = json_object();
 
 		gitstore_look(&at, &look);
-		json_object_set_new_nocheck(g, "path", json_string_or_null(s->git_store));
-		json_object_set_new_nocheck(g, "state",
-					    json_string_nocheck(gitstore_state_name(look.state)));
-		json_object_set_new_nocheck(g, "tip", json_string_or_null(look.tip[0] ? look.tip
-									      : NULL));
-		json_object_set_new_nocheck(g, "head_elsewhere",
-					    json_string_or_null(look.head[0] ? look.head : NULL));
-		json_object_set_new_nocheck(o, "git_store", g);
+		jw_key(w, "git_store");
+		jw_open(w, '{');
+		jw_key(w, "path");
+		jw_str(w, s->git_store);
+		jw_key(w, "state");
+		jw_str(w, gitstore_state_name(look.state));
+		jw_key(w, "tip");
+		jw_str(w, look.tip[0] ? look.tip : NULL);
+		jw_key(w, "head_elsewhere");
+		jw_str(w, look.head[0] ? look.head : NULL);
+		jw_close(w, '}');
 	}
+	jw_close(w, '}');
+}
+
+json_t *
+json_session(const struct db_session *s, const char *status, const char *attention,
+	     char *const *argv)
+{
+	struct json_writer w;
+	json_t *o;
+	char *text;
+
+	/* One list of the fields: the writer's, read back (show's one session). */
+	jw_init(&w);
+	json_session_write(&w, s, status, attention);
+	text = jw_finish(&w);
+	o = json_loads(text, 0, NULL);
+	free(text);
+	if (o == NULL)
+		return NULL;
 	if (argv != NULL)
 		json_object_set_new_nocheck(o, "argv", json_strv(argv));
 	return o;

@@ -21,3 +21,11 @@ struct db_session;
  * unchecked). */
 json_t *json_session(const struct db_session *s, const char *status, const char *attention,
 		     char *const *argv);
+/* The same without argv, written straight to w (json-text.h): what `list
+ * --json` prints for each session, and what json_session reads back. */
+struct json_writer;
+void json_session_write(struct json_writer *w, const struct db_session *s, const char *status,
+			const char *attention);
+/* Print w's text and a newline to stdout.  Returns 0, or -1 after an
+ * error message. */
+int json_print_text(struct json_writer *w);

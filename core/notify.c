@@ -103,23 +103,46 @@ notify_needs(struct hqt_app *app, const struct db_session *s, const char *reason
 		struct spawn_result r = { 0 };
 		char *target = xasprintf("=%s:", app->cfg.tmux_session), *msg = tmux_format_escape(shown);
 
-		/* Every client on the hqt session sees it and hears the bell;
-		 * none attached is fine.  One tmux call for both. */
+		/* Every terminal on the hqt session sees it and hears the bell;
+		 * none attached is fine.  The message goes to each by name: a
+		 * display-message to the session reaches one client only, tmux's
+		 * "best" (the TUI's control client, when it is the newest). */
 		tmux_argv_init(&app->tmux, &a);
-		strv_push(&a, "display-message");
-		strv_push(&a, "-d");
-		strv_push(&a, "5000");
-		strv_push(&a, "-t");
-		strv_push(&a, target);
-		strv_push(&a, msg);
-		tmux_argv_sep(&a);
 		strv_push(&a, "list-clients");
 		strv_push(&a, "-t");
 		strv_push(&a, target);
 		strv_push(&a, "-F");
-		strv_push(&a, "#{client_tty}");
-		if (tmux_run(&app->tmux, &a, &r, NULL) == 0)
+		strv_push(&a, "#{?client_control_mode,,#{client_tty}}");
+		if (tmux_run(&app->tmux, &a, &r, NULL) == 0 && r.out != NULL) {
+			struct strv d = STRV_INIT;
+			bool any = false;
+
 			ring_clients(r.out);
+			tmux_argv_init(&app->tmux, &d);
+			for (const char *p = r.out; *p != '\0';) {
+				size_t len = strcspn(p, "\n");
+
+				if (len > 0 && p[0] == '/') {
+					if (any)
+						tmux_argv_sep(&d);
+					any = true;
+					strv_push(&d, "display-message");
+					strv_push(&d, "-c");
+					strv_take(&d, xstrndup(p, len));
+					strv_push(&d, "-d");
+					strv_push(&d, "5000");
+					strv_push(&d, msg);
+				}
+				p += len + (p[len] == '\n');
+			}
+			if (any) {
+				struct spawn_result dr = { 0 };
+
+				(void)tmux_run(&app->tmux, &d, &dr, NULL);
+				spawn_result_free(&dr);
+			}
+			strv_clear(&d);
+		}
 		spawn_result_free(&r);
 		strv_clear(&a);
 		free(msg);

@@ -5,7 +5,9 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
+#include <poll.h>
 #include <pwd.h>
 #include <signal.h>
 #include <stdint.h>
@@ -14,6 +16,7 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1766,7 +1769,13 @@ chain_run(const struct tmux *t, char *const targets[], size_t n, enum target_kin
 	strv_pushf(&a, "hqt:%s:end", nonce);
 	for (size_t i = 0; i < n; i++)
 		push_chain_capture(&a, t, targets[i], kind, history);
-	st = run_full(t, &a, &r, &e);
+	/* Through tmux_prestart's client when there is one: it connected
+	 * while the caller read the database. */
+	memset(&r, 0, sizeof r);
+	if ((st = run_early(t, &a, NULL, &r, &e)) == -3)
+		st = run_full(t, &a, &r, &e);
+	else if (st == -1 && r.out == NULL)
+		st = -2;
 	strv_clear(&a);
 	if (st == -2 || (st == -1 && r.timed_out)) {
 		set_err(err, "%s", e);
@@ -2430,4 +2439,221 @@ tmux_window_env(char *const envp[], struct strv *out)
 			strv_push(out, *e);
 	}
 	return 0;
+}
+
+/* ---- watching the session (tmux.h) ---- */
+
+/* How long tmux_watch_start waits for the attach to be confirmed. */
+#define WATCH_START_MS 5000
+
+static long long
+mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static bool
+word_is(const char *line, size_t len, const char *word)
+{
+	size_t wl = strlen(word);
+
+	return len >= wl && memcmp(line, word, wl) == 0 && (len == wl || line[wl] == ' ');
+}
+
+/* One whole line of the client's (without its '\n'): its TMUX_WATCH_* bits;
+ * *attached set at the session's confirmation, *why at an error line. */
+static int
+watch_line(struct tmux_watch *w, const char *line, size_t len, bool *attached, char **why)
+{
+	static const char *const windows[] = {
+		"%window-add", "%window-close", "%window-renamed", "%window-pane-changed",
+		"%unlinked-window-add", "%unlinked-window-close", "%unlinked-window-renamed",
+		"%layout-change", "%session-window-changed", "%sessions-changed",
+		"%session-renamed", "%pane-mode-changed",
+	};
+
+	if (w->in_block) {
+		/* A command's output (the attach's own, or its error). */
+		if (word_is(line, len, "%end") || word_is(line, len, "%error"))
+			w->in_block = false;
+		else if (why != NULL && *why == NULL && len > 0)
+			*why = xstrndup(line, len);
+		return 0;
+	}
+	if (word_is(line, len, "%begin")) {
+		w->in_block = true;
+		return 0;
+	}
+	if (word_is(line, len, "%output") || word_is(line, len, "%extended-output"))
+		return TMUX_WATCH_OUTPUT;
+	if (word_is(line, len, "%exit"))
+		return TMUX_WATCH_ENDED;
+	if (word_is(line, len, "%session-changed")) {
+		if (attached != NULL)
+			*attached = true;
+		return TMUX_WATCH_WINDOWS;
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(windows); i++)
+		if (word_is(line, len, windows[i]))
+			return TMUX_WATCH_WINDOWS;
+	return 0;
+}
+
+/* Read what is there; the bits of every whole line. */
+static int
+watch_drain(struct tmux_watch *w, bool *attached, char **why)
+{
+	char chunk[4096];
+	int bits = 0;
+
+	for (;;) {
+		ssize_t n = read(w->out, chunk, sizeof chunk);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return bits;
+		if (n <= 0)
+			return bits | TMUX_WATCH_ENDED;
+		for (ssize_t i = 0; i < n; i++) {
+			char c = chunk[i];
+
+			if (c != '\n') {
+				if (w->skipping)
+					continue;
+				if (w->len < sizeof w->buf)
+					w->buf[w->len++] = c;
+				else {
+					/* Only a pane's output makes lines this long;
+					 * its first word is what counts. */
+					bits |= watch_line(w, w->buf, w->len, attached, why);
+					w->skipping = true;
+				}
+				continue;
+			}
+			if (!w->skipping)
+				bits |= watch_line(w, w->buf, w->len, attached, why);
+			w->len = 0;
+			w->skipping = false;
+		}
+	}
+}
+
+int
+tmux_watch_start(const struct tmux *t, struct tmux_watch *w, char **err)
+{
+	struct strv a = STRV_INIT, env = STRV_INIT;
+	int in[2] = { -1, -1 }, out[2] = { -1, -1 }, fds[3], devnull = -1, rc = -1;
+	char *exe = NULL, *target = NULL, *why = NULL, *e = NULL;
+	bool attached = false;
+	long long until = 0;
+
+	memset(w, 0, sizeof *w);
+	w->in = w->out = -1;
+	exe = t->bin != NULL ? xstrdup(t->bin) : find_in_path("tmux", NULL);
+	if (exe == NULL) {
+		set_err(err, "tmux not found; install it: apt-get install tmux");
+		return -1;
+	}
+	if (pipe2(in, O_CLOEXEC) != 0 || pipe2(out, O_CLOEXEC) != 0 ||
+	    (devnull = open("/dev/null", O_WRONLY | O_CLOEXEC)) < 0) {
+		set_err(err, "tmux: cannot make a pipe: %s", strerror(errno));
+		goto out;
+	}
+	argv_start(t, &a, true);
+	strv_push(&a, "-C");
+	strv_push(&a, "attach-session");
+	strv_push(&a, "-f");
+	strv_push(&a, "ignore-size");
+	strv_push(&a, "-t");
+	target = xasprintf("=%s:", t->session);
+	strv_push(&a, target);
+	/* Not nested in the TUI's own tmux: $TMUX would make tmux refuse. */
+	for (char **v = environ; *v != NULL; v++)
+		if (strncmp(*v, "TMUX=", 5) != 0 && strncmp(*v, "TMUX_PANE=", 10) != 0)
+			strv_push(&env, *v);
+	fds[0] = in[0];
+	fds[1] = out[1];
+	fds[2] = devnull;
+	if (spawn_program(exe, strv_v(&a), strv_v(&env), fds, 3, &w->pid, &e) != 0) {
+		set_err(err, "tmux: %s", e != NULL ? e : "cannot start a control client");
+		w->pid = 0;
+		goto out;
+	}
+	w->in = in[1];
+	w->out = out[0];
+	in[1] = out[0] = -1;
+	(void)fcntl(w->out, F_SETFL, fcntl(w->out, F_GETFL) | O_NONBLOCK);
+	/* Attached once tmux says which session the client is on. */
+	until = mono_ms() + WATCH_START_MS;
+	while (!attached) {
+		struct pollfd p = { w->out, POLLIN, 0 };
+		long long left = until - mono_ms();
+		int bits;
+
+		if (left <= 0 || poll(&p, 1, (int)left) == 0) {
+			set_err(err, "tmux: the control client did not attach in time");
+			goto out;
+		}
+		bits = watch_drain(w, &attached, &why);
+		if (!attached && (bits & TMUX_WATCH_ENDED)) {
+			set_err(err, "tmux: %s", why != NULL ? why : "the control client ended");
+			goto out;
+		}
+	}
+	rc = 0;
+out:
+	if (rc != 0)
+		tmux_watch_stop(w);
+	for (int i = 0; i < 2; i++) {
+		if (in[i] >= 0)
+			close(in[i]);
+		if (out[i] >= 0)
+			close(out[i]);
+	}
+	if (devnull >= 0)
+		close(devnull);
+	strv_clear(&a);
+	strv_clear(&env);
+	free(exe);
+	free(target);
+	free(why);
+	free(e);
+	return rc;
+}
+
+int
+tmux_watch_read(struct tmux_watch *w)
+{
+	if (w->out < 0)
+		return TMUX_WATCH_ENDED;
+	return watch_drain(w, NULL, NULL);
+}
+
+void
+tmux_watch_stop(struct tmux_watch *w)
+{
+	if (w->in >= 0)
+		close(w->in);  /* EOF on its stdin: the client detaches and ends */
+	if (w->out >= 0)
+		close(w->out);
+	if (w->pid > 0) {
+		/* Ended by the EOF nearly at once; a wedged one is not waited for. */
+		for (int i = 0; i < 100 && waitpid(w->pid, NULL, WNOHANG) == 0; i++) {
+			struct timespec ms = { 0, 1000 * 1000 };
+
+			if (i == 50)
+				kill(w->pid, SIGTERM);
+			nanosleep(&ms, NULL);
+		}
+		if (waitpid(w->pid, NULL, WNOHANG) == 0) {
+			kill(w->pid, SIGKILL);
+			(void)waitpid(w->pid, NULL, 0);
+		}
+	}
+	memset(w, 0, sizeof *w);
+	w->in = w->out = -1;
 }

@@ -378,6 +378,48 @@ int tmux_attach_argv(const struct tmux *t, const char *window, struct strv *argv
  */
 int tmux_attach(const struct tmux *t, const char *window, bool wait, char **err);
 
+/* ---- watching the session: a control-mode client (the TUI) ---- */
+
+/*
+ * A client in control mode (`tmux -C attach-session -t =SESSION -f
+ * ignore-size`) kept attached to hqt's session, so that tmux says when
+ * something changed instead of being asked every second: it writes a line
+ * for every pane's output (%output), every window made, closed or renamed
+ * and every layout change, and ends (EOF) when the session or the server
+ * does.  Idle, it costs nothing: no process a second, no list.  The pane's
+ * own death is not among its lines (tmux 3.3a says nothing of a pane that
+ * remains on exit): the caller watches the panes' processes itself.  No
+ * subscription (refresh-client -B): tmux evaluates those every second for
+ * every pane, 3 to 7 ms of the server's CPU a second at 1000 windows.
+ * ignore-size: the client takes no part in the windows' size.  Its stdin
+ * is a pipe we never write to (closing it ends the client); its lines are
+ * read only for their first word: a pane's output is escaped by tmux (no
+ * newline of its own can reach us), and nothing of it is kept.
+ */
+struct tmux_watch {
+	pid_t pid;
+	int in, out;     /* its stdin (held open) and stdout (non-blocking) */
+	size_t len;      /* bytes of an unfinished line in buf */
+	bool skipping;   /* in a line too long for buf: to its end */
+	bool in_block;   /* between %begin and %end: a command's output */
+	char buf[512];
+};
+
+enum {
+	TMUX_WATCH_OUTPUT = 1,  /* a pane printed */
+	TMUX_WATCH_WINDOWS = 2, /* a window came, went, was renamed or resized */
+	TMUX_WATCH_ENDED = 4,   /* the client ended: session or server gone */
+};
+
+/* Start watching t's session: 0, or -1 with *err (no such session, no
+ * server, a tmux without control-mode flags).  w->out is what to poll. */
+int tmux_watch_start(const struct tmux *t, struct tmux_watch *w, char **err);
+/* What the client said since the last call (TMUX_WATCH_* bits); reads
+ * until it would block.  After TMUX_WATCH_ENDED, stop it. */
+int tmux_watch_read(struct tmux_watch *w);
+/* End the client and reap it; w may be one never started (pid 0). */
+void tmux_watch_stop(struct tmux_watch *w);
+
 /*
  * For the process in the window: the entries of envp that tmux_new_window set
  * on purpose (named in TMUX_WINDOW_ENV), and TERM, which tmux sets for each

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,11 @@
 
 /* A wedged or hostile pack: a CPU minute is far more than any real one. */
 #define SERVE_CPU_S 120
+/* And a wall-clock end, which an exec keeps: the import's git is killed
+ * at its timeout (60 s), but not the shell git ran this from nor the
+ * sandbox, which a store that holds upload-pack still (a FIFO swapped in
+ * after the import's look) would otherwise keep for ever. */
+#define SERVE_WALL_S 120
 #define SERVE_AS ((rlim_t)4 << 30)
 
 /* GIT_PROTOCOL as git sets it for its child: "version=N" (and nothing a
@@ -90,8 +96,12 @@ gitstore_serve(int argc, char *const argv[], char **err)
 		push3(&av, "--ro-bind", gitdir, gitdir);
 	if (lstat("/etc/ld.so.cache", &st) == 0 && S_ISREG(st.st_mode))
 		push3(&av, "--ro-bind", "/etc/ld.so.cache", "/etc/ld.so.cache");
-	push3(&av, "--proc", "/proc", NULL);
-	push3(&av, "--dev", "/dev", NULL);
+	/* No /proc and of /dev only null and urandom: the store's config
+	 * can include any path the sandbox shows, and /dev/stdin (upload-pack's
+	 * stdin is the fetch's pipe), /proc/self/fd/0 or /dev/ptmx would hold
+	 * upload-pack, and the import, until git's timeout. */
+	push3(&av, "--dev-bind", "/dev/null", "/dev/null");
+	push3(&av, "--dev-bind", "/dev/urandom", "/dev/urandom");
 	push3(&av, "--tmpfs", "/tmp", NULL);
 	push3(&av, "--ro-bind", objects, objects);
 	push3(&av, "--ro-bind", store, store);
@@ -135,6 +145,8 @@ gitstore_serve(int argc, char *const argv[], char **err)
 	}
 	(void)setrlimit(RLIMIT_CPU, &cpu);
 	(void)setrlimit(RLIMIT_AS, &as);
+	(void)signal(SIGALRM, SIG_DFL);
+	alarm(SERVE_WALL_S);
 	execve(probe.bwrap, strv_v(&av), strv_v(&env));
 	set_err(err, "git-serve: cannot run %s: %s", probe.bwrap, strerror(errno));
 fail_probe:

@@ -10,6 +10,7 @@
  * (one tmux process).  Nothing is captured while the preview is hidden or
  * does not fit. */
 #include "tui-int.h"
+#include "app.h"
 #include "session.h"
 #include "util.h"
 
@@ -150,7 +151,9 @@ tui_refresh(struct tui *t)
 	t->panes_ok = have_fp || sl->n == 0;
 	free(err);
 	err = NULL;
-	if (have_fp && t->st.status != NULL && fp == t->panes_fp &&
+	/* An event file that changed is read whatever the panes say: a
+	 * harness's hook decides without touching its screen. */
+	if (have_fp && t->st.status != NULL && fp == t->panes_fp && !t->events_seen &&
 	    state_sessions_same(t->st.sessions, sl) &&
 	    (long long)time(NULL) - newest > QUIET_SECONDS && !stale) {
 		memcpy(st, t->st.status, sl->n * sizeof *st);
@@ -171,10 +174,49 @@ tui_refresh(struct tui *t)
 		}
 	}
 	t->panes_fp = have_fp ? fp : 0;
+	t->newest = have_fp ? newest : 0;
+	t->output_seen = false;
+	t->events_seen = false;
 	if (state_set_model(&t->st, pl != t->st.projects ? pl : NULL,
 			    sl != t->st.sessions ? sl : NULL, st))
 		changed = true;
 	return changed;
+}
+
+/* A session whose harness picks its own id, not learnt yet: the full read
+ * every FULL_MS looks for it (session/status.c). */
+static bool
+ids_to_learn(const struct tui *t)
+{
+	const struct db_session_list *sl = t->st.sessions;
+
+	for (size_t i = 0; sl != NULL && i < sl->n; i++) {
+		const struct harness *h;
+
+		if (sl->v[i].harness_session_id != NULL || t->st.status == NULL ||
+		    t->st.status[i] == SESSION_GONE || t->st.status[i] == SESSION_EXITED)
+			continue;
+		h = registry_harness(&t->app->reg, sl->v[i].harness);
+		if (h != NULL && (h->plugin->desc->flags & HQT_PLUGIN_CAPTURES_SESSION_ID))
+			return true;
+	}
+	return false;
+}
+
+bool
+tui_refresh_wanted(struct tui *t, long long now)
+{
+	if (!t->watching || !t->pids_ok || t->st.sessions == NULL)
+		return true;
+	if (t->due != 0 && now >= t->due)
+		return true;
+	/* Output within QUIET_SECONDS may still turn into waiting: read each
+	 * second until it has settled, as without the watch. */
+	if (t->output_seen || (long long)time(NULL) - t->newest <= QUIET_SECONDS)
+		return true;
+	if (now - t->last_full >= FULL_MS && ids_to_learn(t))
+		return true;
+	return db_stamp(db_path(t->app->db)) != t->db_stamp;
 }
 
 void

@@ -8,6 +8,8 @@
 #include "state.h"
 #include "tmux.h"
 
+#include <sys/types.h>
+
 struct hqt_app;
 
 struct tui {
@@ -26,7 +28,33 @@ struct tui {
 	unsigned long refreshes;            /* statistics ($HQT_TUI_STATS) */
 	unsigned long quick_refreshes;      /* of them, list-panes only */
 	bool quit;                          /* q */
+
+	/* watch.c: what says that something changed, between reads */
+	struct tmux_watch watch;            /* the control client on hqt's session */
+	bool watching;                      /* it is attached */
+	long long watch_retry_at;           /* when to try attaching again */
+	bool output_seen;                   /* a pane printed since the last read */
+	bool events_seen;                   /* an event file changed since then */
+	long long newest;                   /* the last read's newest pane output (s) */
+	long long due;                      /* a read is wanted at (ms), 0: none */
+	long long last_tick;                /* the once-a-second look (ms) */
+	int ino_fd, ino_wd;                 /* inotify on the events directory */
+	int ep_fd;                          /* epoll of the panes' pidfds */
+	bool pids_ok;                       /* every live pane has its pidfd */
+	struct { pid_t pid; int fd; } *pids;
+	size_t npids, pids_cap;
+	pid_t ended[16];                    /* pidfds that fired, panes not dead yet */
+	size_t nended;
 };
+
+/* A change tmux, a file or a process told of is read this long after the
+ * previous read at the soonest; a pane's output, which comes in streams,
+ * OUTPUT_MS. */
+#define TUI_EVENT_MS  100
+#define TUI_OUTPUT_MS 500
+/* A pane's process ended: read at once, then this often until tmux has
+ * reaped it and the pane reads dead. */
+#define TUI_REAP_MS   50
 
 /* refresh.c */
 /* Read projects, sessions and their live status into the state.  Returns
@@ -37,6 +65,26 @@ void tui_refresh_full(struct tui *t);
 /* Capture the selected session's pane when it changed (or the selection
  * did) and the preview is shown.  Returns true when what it shows changed. */
 bool tui_preview_update(struct tui *t);
+
+/* Whether the once-a-second look needs a read: always without the
+ * control client; with it, only when told, while panes print or settle,
+ * when the database's files changed, or for harness ids still to learn. */
+bool tui_refresh_wanted(struct tui *t, long long now);
+
+/* watch.c */
+struct pollfd;
+void tui_watch_init(struct tui *t);
+void tui_watch_free(struct tui *t);
+/* Detach the control client (before an attach in this terminal): the next
+ * read attaches it again. */
+void tui_watch_stop_client(struct tui *t);
+/* A read wanted gap ms after the last, at the soonest. */
+void tui_watch_schedule(struct tui *t, long long now, long long gap);
+/* After a read: the pidfds follow the panes; attach, watch the events. */
+void tui_watch_after_refresh(struct tui *t, long long now);
+/* The descriptors to poll (at most max), and what they said. */
+size_t tui_watch_fds(const struct tui *t, struct pollfd *p, size_t max);
+void tui_watch_handle(struct tui *t, const struct pollfd *p, size_t n, long long now);
 
 /* actions.c: do what a key asked. */
 void tui_act(struct tui *t, struct tui_action a);

@@ -322,6 +322,9 @@ tui_step_aside(struct tui *t, int (*fn)(void *arg), void *arg)
 
 	def_prog_mode();
 	endwin();
+	/* The control client would queue every pane's output meanwhile: it
+	 * attaches again at the next read. */
+	tui_watch_stop_client(t);
 	rc = fn(arg);
 	reset_prog_mode();
 	term_resize(t);  /* the size may have changed meanwhile */
@@ -381,6 +384,7 @@ static void
 tui_free(struct tui *t)
 {
 	state_free(&t->st);
+	tui_watch_free(t);
 	tmux_panes_free(&t->panes);
 	free(t->last_refresh_err);
 	free(t->harness_names);
@@ -394,9 +398,17 @@ loop(struct tui *t)
 
 	while (quit_signal == 0 && !t->quit) {
 		long long now = tui_now_ms();
-		if (now - t->last_refresh >= REFRESH_MS) {
-			if (tui_refresh(t))
-				dirty = true;
+		/* Once a second, or when something told of a change: a read of
+		 * the status when it is wanted (watch.c; always without the
+		 * control client), a message that has had its time. */
+		if (now - t->last_tick >= REFRESH_MS || (t->due != 0 && now >= t->due)) {
+			t->last_tick = now;
+			if (tui_refresh_wanted(t, now)) {
+				t->due = 0;
+				if (tui_refresh(t))
+					dirty = true;
+				tui_watch_after_refresh(t, tui_now_ms());
+			}
 			if (t->st.msg != NULL && !t->st.msg_error && now - t->st.msg_at >= INFO_MS) {
 				free(t->st.msg);
 				t->st.msg = NULL;
@@ -418,21 +430,27 @@ loop(struct tui *t)
 			frame_flush(&t->frame);
 			dirty = false;
 		}
-		long long wait = t->last_refresh + REFRESH_MS - tui_now_ms();
+		now = tui_now_ms();
+		long long next = t->last_tick + REFRESH_MS;
+		if (t->due != 0 && t->due < next)
+			next = t->due;
+		long long wait = next - now;
 		if (wait < 0)
 			wait = 0;
-		struct pollfd p[3] = {
+		struct pollfd p[6] = {
 			{ STDIN_FILENO, POLLIN, 0 },
 			{ wake_pipe[0], POLLIN, 0 },
 			{ errpipe, POLLIN, 0 },
 		};
-		int n = poll(p, errpipe >= 0 ? 3 : 2, (int)wait);
+		size_t nw = tui_watch_fds(t, p + 3, 3);
+		int n = poll(p, 3 + nw, (int)wait);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			state_message(&t->st, true, "poll: %s", strerror(errno));
 			break;
 		}
+		tui_watch_handle(t, p + 3, nw, tui_now_ms());
 		if (p[1].revents & POLLIN) {
 			char buf[64];
 			while (read(wake_pipe[0], buf, sizeof buf) > 0)
@@ -493,6 +511,7 @@ tui_run(struct hqt_app *app, char **err)
 		*err = xasprintf("cannot create a pipe: %s", strerror(errno));
 		return -1;
 	}
+	tui_watch_init(&t);
 	/* Load everything before the screen is taken; its warnings (a plugin
 	 * refused, say) are shown in the message line. */
 	errcap_start();

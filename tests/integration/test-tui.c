@@ -505,6 +505,158 @@ Test(tui, shows_projects_sessions_and_live_status)
 	wait_row("from-cli", "waiting");
 }
 
+/*
+ * The bound of a change's way to the screen: the second the issue allows,
+ * plus three tmux round trips as long as this machine takes for one now
+ * (the TUI's read of a change is up to three tmux calls: the list, the
+ * status chain, a dead pane's last lines; a loaded machine makes each one
+ * slow, not the TUI late).  A few milliseconds on a quiet machine.
+ */
+static long long
+second_and_round_trips(void)
+{
+	long long t0 = now_ms();
+	char *v = tmux_display("hqt:", "#{session_name}");
+
+	free(v);
+	return 1000 + 3 * (now_ms() - t0);
+}
+
+/*
+ * How long after t0 the row of key shows text (the screen read every 20 ms),
+ * or -1 after WAIT_MS.
+ */
+static long long
+row_within(long long t0, const char *key, const char *text)
+{
+	while (now_ms() - t0 < WAIT_MS) {
+		char *scr = screen(), *row = line_with(scr, key);
+		bool shown = row != NULL && strstr(row, text) != NULL;
+
+		free(row);
+		free(scr);
+		if (shown)
+			return now_ms() - t0;
+		sleep_ms(20);
+	}
+	return -1;
+}
+
+/* A value of the fake claude's recorded environment (its first start). */
+static char *
+claude_env(const char *dir, const char *name)
+{
+	char *pat = fmt("%s/.fake/claude.*.env", dir), *out = NULL, *buf = NULL;
+	size_t cap = 0, n = strlen(name);
+	glob_t g;
+	FILE *f;
+
+	for (long long end = now_ms() + 5000; glob(pat, 0, NULL, &g) != 0 && now_ms() < end;)
+		sleep_ms(50);
+	cr_assert_geq(g.gl_pathc, 1, "no recorded environment");
+	f = fopen(g.gl_pathv[0], "r");
+	while (f != NULL && getdelim(&buf, &cap, '\0', f) > 0)
+		if (strncmp(buf, name, n) == 0 && buf[n] == '=')
+			out = strdup(buf + n + 1);
+	if (f != NULL)
+		fclose(f);
+	free(buf);
+	globfree(&g);
+	free(pat);
+	cr_assert_not_null(out, "no %s in the fake's environment", name);
+	return out;
+}
+
+/*
+ * The idle TUI reads tmux only when told that something changed (tmux's
+ * control client, the event files, the panes' processes, the database),
+ * yet every change is on the screen within a second of its cause: an
+ * event a hook wrote, a harness that died, a window killed, a session
+ * started by the CLI.  Each cause comes after 4 s of quiet, when the TUI
+ * no longer reads every second for output that may settle.
+ */
+Test(tui, shows_each_change_within_a_second_of_its_cause)
+{
+	const char *argv[2];
+	char *file, *cmd, *ev, *pids;
+	long long ms, bound;
+	long id, pid;
+	struct run r;
+
+	add_project("web", web);
+	id = new_session("web", "claude", "quick", NULL);
+	wait_attention(id, "idle");
+	tui_start(100, 30);
+	wait_row("quick", "waiting");
+
+	/* A hook's event: working, though the screen still shows the box. */
+	file = claude_env(web, "HQT_EVENT_FILE");
+	cmd = claude_env(web, "HQT_EVENT_COMMAND");
+	sleep_ms(4000);
+	char *hsid = show_field(id, "harness_session_id");
+	ev = fmt("{\"hook_event_name\":\"UserPromptSubmit\",\"session_id\":\"%s\"}", hsid);
+	free(hsid);
+	argv[0] = cmd;
+	argv[1] = NULL;
+	tenv_put(&te, "HQT_EVENT_FILE", file);
+	bound = second_and_round_trips();
+	long long t0 = now_ms();
+	run_argv(&r, &te, argv, ev);
+	tenv_put(&te, "HQT_EVENT_FILE", NULL);
+	cr_assert_eq(r.code, 0, "hqt-event: %s", r.err);
+	run_free(&r);
+	ms = row_within(t0, "quick", "working");
+	cr_log_info("working shown %lld ms after the event (bound %lld)", ms, bound);
+	cr_expect(ms >= 0 && ms <= bound, "working shown %lld ms after the event (bound %lld)", ms,
+		  bound);
+	free(ev);
+	free(file);
+	free(cmd);
+
+	/* The harness dies (no output of its own: killed): exited. */
+	pids = fmt("%s/.fake/claude.pids", web);
+	char *text = slurp(pids);
+	cr_assert_not_null(text);
+	pid = strtol(text, NULL, 10);
+	free(text);
+	free(pids);
+	cr_assert_gt(pid, 1);
+	sleep_ms(4000);
+	bound = second_and_round_trips();
+	t0 = now_ms();
+	cr_assert_eq(kill((pid_t)pid, SIGKILL), 0);
+	ms = row_within(t0, "quick", "exited");
+	cr_log_info("exited shown %lld ms after the harness died (bound %lld)", ms, bound);
+	cr_expect(ms >= 0 && ms <= bound, "exited shown %lld ms after the harness died (bound %lld)",
+		  ms, bound);
+
+	/* Its window killed: gone. */
+	sleep_ms(4000);
+	char *target = fmt("=hqt:=hqt-%ld", id);
+	bound = second_and_round_trips();
+	t0 = now_ms();
+	run_tmux(&r, &te, "kill-window", "-t", target, NULL);
+	cr_assert_eq(r.code, 0, "kill-window: %s", r.err);
+	run_free(&r);
+	free(target);
+	ms = row_within(t0, "quick", "gone");
+	cr_log_info("gone shown %lld ms after the window was killed (bound %lld)", ms, bound);
+	cr_expect(ms >= 0 && ms <= bound, "gone shown %lld ms after the window was killed (bound %lld)",
+		  ms, bound);
+
+	/* A session started by the CLI: there, and waiting. */
+	sleep_ms(4000);
+	/* From hqt new's return, when the session is there (its row and its
+	 * window); hqt new itself is no part of the TUI's way. */
+	bound = second_and_round_trips();
+	new_session("web", "claude", "from-cli", NULL);
+	t0 = now_ms();
+	ms = row_within(t0, "from-cli", "");
+	cr_log_info("the new session shown %lld ms after hqt new (bound %lld)", ms, bound);
+	cr_expect(ms >= 0 && ms <= bound, "the new session shown %lld ms after hqt new (bound %lld)",
+		  ms, bound);
+}
+
 /* A terminal: a pane of a second tmux server, the way a user's terminal
  * emulator shows a tmux client. */
 struct outer {

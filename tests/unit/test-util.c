@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "json-text.h"
 #include "sandbox.h"
 #include "text.h"
 #include "util.h"
@@ -174,4 +175,106 @@ Test(util, text_escape_drops_bidi_and_invisible_characters)
 	out = text_cell("ab\xe2\x80\xae" "cd", 5);
 	cr_expect_str_eq(out, "abcd ");
 	free(out);
+}
+
+/* json_text prints what json_dumps(JSON_INDENT(2) | JSON_PRESERVE_ORDER)
+ * does, byte for byte: nesting, empty containers, every escape, UTF-8, the
+ * integer range, keys in insertion order; a real is jansson's own. */
+Test(util, json_text_is_janssons_indented_form)
+{
+	char all[0x21];
+	json_t *docs[6], *o, *a;
+
+	for (int c = 1; c < 0x20; c++)
+		all[c - 1] = (char)c;
+	all[0x1f] = '"';
+	all[0x20] = '\0';
+	o = json_object();
+	json_object_set_new(o, "zeta", json_integer(-9223372036854775807LL - 1));
+	json_object_set_new(o, "alpha", json_string(all));
+	json_object_set_new(o, "caf\xc3\xa9 \"q\" \\ /",
+			    json_string("\xe6\x97\xa5\xe6\x9c\xac \xe2\x80\xae/"));
+	json_object_set_new(o, "empty_o", json_object());
+	json_object_set_new(o, "empty_a", json_array());
+	json_object_set_new(o, "t", json_true());
+	json_object_set_new(o, "f", json_false());
+	json_object_set_new(o, "n", json_null());
+	a = json_array();
+	json_array_append_new(a, json_integer(9223372036854775807LL));
+	json_array_append_new(a, json_array());
+	json_array_append_new(a, json_pack("{s:[i,{s:s}]}", "k", 1, "x", "y\x7f"));
+	json_object_set_new(o, "nested", a);
+	docs[0] = o;
+	docs[1] = json_array();
+	docs[2] = json_object();
+	docs[3] = json_pack("[{s:i,s:n},{s:s}]", "id", 1, "nickname", "status", "waiting");
+	docs[4] = json_pack("{s:f}", "real", 0.1);
+	docs[5] = json_pack("[[[[]]],{s:{}}]", "deep");
+	for (size_t i = 0; i < ARRAY_SIZE(docs); i++) {
+		char *want = json_dumps(docs[i], JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+		char *got = json_text(docs[i]);
+
+		cr_assert_not_null(want);
+		cr_assert_not_null(got, "document %zu", i);
+		cr_expect_str_eq(got, want, "document %zu", i);
+		free(want);
+		free(got);
+		json_decref(docs[i]);
+	}
+	cr_expect_null(json_text(NULL));
+}
+
+/* The writer (jw_*) prints what jansson prints for the same document, and
+ * a string that is not valid UTF-8 as json_string_or_null keeps it: bytes
+ * from 0x80 up as '?' (an overlong form, a surrogate, a byte cut short). */
+Test(util, json_writer_is_janssons_form_and_lossy_like_it)
+{
+	static const char *const bad[] = { "a\xc0\xafz", "a\xed\xa0\x80z", "a\xe6\x97z",
+					   "\xff", "ok \xe6\x97\xa5" };
+	struct json_writer w;
+	json_t *doc = json_array(), *o = json_object();
+	char *want, *got;
+
+	jw_init(&w);
+	jw_open(&w, '[');
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+		json_t *j = json_string(bad[i]);
+
+		if (j == NULL) {
+			char *copy = xstrdup(bad[i]);
+			for (char *c = copy; *c; c++)
+				if ((unsigned char)*c >= 0x80)
+					*c = '?';
+			j = json_string(copy);
+			free(copy);
+		}
+		json_array_append_new(doc, j);
+		jw_str(&w, bad[i]);
+	}
+	jw_open(&w, '{');
+	jw_key(&w, "e");
+	jw_open(&w, '[');
+	jw_close(&w, ']');
+	jw_key(&w, "n");
+	jw_str(&w, NULL);
+	jw_key(&w, "i");
+	jw_int(&w, -7);
+	jw_key(&w, "b");
+	jw_bool(&w, false);
+	jw_close(&w, '}');
+	jw_open(&w, '{');
+	jw_close(&w, '}');
+	jw_close(&w, ']');
+	json_object_set_new(o, "e", json_array());
+	json_object_set_new(o, "n", json_null());
+	json_object_set_new(o, "i", json_integer(-7));
+	json_object_set_new(o, "b", json_false());
+	json_array_append_new(doc, o);
+	json_array_append_new(doc, json_object());
+	want = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	got = jw_finish(&w);
+	cr_expect_str_eq(got, want);
+	free(want);
+	free(got);
+	json_decref(doc);
 }
