@@ -36,7 +36,9 @@ static const char DEVICE_DIR[] = "~/.cache/Microsoft";
  * names a directory shipped beside the plugin (plugin.json, hooks.json), no
  * trust prompt asked.  The hooks are named in PascalCase, which gets Claude
  * Code's payloads (hook_event_name, session_id); each runs
- * "$HQT_EVENT_COMMAND" through bash.
+ * "$HQT_EVENT_COMMAND" through bash.  No preToolUse hook: copilot denies
+ * the tool when one errors ("Denied by preToolUse hook ... (hook
+ * errored)"), so a helper that cannot run would stop every tool.
  */
 static const char PLUGIN_DIR_FLAG[] = "--plugin-dir";
 static const char HOOKS_DIR[] = "copilot-hooks";

@@ -34,7 +34,9 @@ static const char STATE_NAME[] = ".gemini";
  * expands it when it loads settings).  Where it is not root-owned (a build
  * in a user's home), the screen alone tells the status; a private
  * GEMINI_CLI_HOME would have hidden the user's own login, settings and
- * history, so it is not used (docs/decisions.md).
+ * history, so it is not used (docs/decisions.md).  No BeforeTool hook: a
+ * hook before a tool may block it, and a helper that cannot run must never
+ * stop the agent (copilot denies the tool when its preToolUse hook errors).
  */
 static const char DEFAULTS_ENV[] = "GEMINI_CLI_SYSTEM_DEFAULTS_PATH";
 static const char SETTINGS_FILE[] = "gemini-settings.json";

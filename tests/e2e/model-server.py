@@ -67,8 +67,12 @@ ASK_COMMAND = "touch e2e-approved.txt && echo E2E_APPROVED_$((6*7))"
 # ("Command injection detected"); expr still computes 42.
 PLAIN_TOOL_COMMAND = "expr 6 '*' 7 | sed 's/^/E2E_TOOL_OUTPUT_/'"
 PLAIN_ASK_COMMAND = "touch e2e-approved.txt && expr 6 '*' 7 | sed 's/^/E2E_APPROVED_/'"
+# The sleep: Gemini CLI's shell tool, in a sandbox on a loaded machine,
+# sometimes read no output of a command that ended at once ("Output:
+# (empty)").
 PLAIN_SBX_COMMAND = ("echo from-the-agent > e2e-from-agent.txt; "
-                     "cat ~/.ssh/id_ed25519 2>&1 | head -c 100; echo; " + PLAIN_TOOL_COMMAND)
+                     "cat ~/.ssh/id_ed25519 2>&1 | head -c 100; echo; " + PLAIN_TOOL_COMMAND +
+                     "; sleep 1")
 
 
 def tool_command(prompt, plain=False):
