@@ -113,8 +113,9 @@ Test(gemini, trust_dialog_reads_needs_you)
 
 Test(gemini, turns_approval_resume_and_kill)
 {
-	cr_assert(hooks_readable(), "the build tree is not root-owned: gemini would skip its "
-		  "hooks file (run the e2e tests as root, outside /tmp)");
+	if (!hooks_readable())
+		cr_skip_test("the build tree is not root-owned all the way up (under /tmp, say): "
+			     "gemini skips a hooks file there, so its events cannot be tested");
 	/* the project trusted, as "1. Trust folder" leaves it */
 	char *trusted = fmt("%s/.gemini/trustedFolders.json", e.te.home);
 	char *text = fmt("{\"%s\": \"TRUST_FOLDER\"}\n", e.proj);
@@ -192,8 +193,9 @@ Test(gemini, turns_approval_resume_and_kill)
 
 Test(gemini, sandboxed_works_and_its_events_come_out)
 {
-	cr_assert(hooks_readable(), "the build tree is not root-owned: gemini would skip its "
-		  "hooks file (run the e2e tests as root, outside /tmp)");
+	if (!hooks_readable())
+		cr_skip_test("the build tree is not root-owned all the way up (under /tmp, say): "
+			     "gemini skips a hooks file there, so its events cannot be tested");
 	write_file(fmt("%s/.ssh/id_ed25519", e.te.home), "E2E-HOST-SECRET\n", 0600);
 	long id = run_new(&e.te, "p", "gemini", "--sandbox", "--net", "on", NULL);
 	char *hsid = e2e_field(&e, id, "harness_session_id");

@@ -609,7 +609,11 @@ home_allowed(const char *rel)
 static bool
 git_allowed(const char *rel)
 {
-	if (strncmp(rel, "refs/heads/hqt", 14) == 0 || strncmp(rel, "logs", 4) == 0)
+	/* hqt's own: the session's branch, and the hidden refs of its git
+	 * store (refs/hqt/<store>/: base, promoted and what an import
+	 * fetched, written by hqt on the host, gitstore.h). */
+	if (strncmp(rel, "refs/heads/hqt", 14) == 0 || strncmp(rel, "refs/hqt", 8) == 0 ||
+	    strncmp(rel, "logs", 4) == 0)
 		return true;
 	if (strncmp(rel, "worktrees", 9) == 0)
 		return strstr(rel, "/hooks") == NULL && strcmp(strrchr(rel, '/') ? strrchr(rel, '/') + 1 : rel,
