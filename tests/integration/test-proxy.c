@@ -589,6 +589,9 @@ Test(proxy, an_unprivileged_user_runs_it_too)
 		if (proxy_start(&p, bwrap, squid, rundir, allow, &err) != 0 ||
 		    proxy_wait_ready(&p, 10000, &err) != 0) {
 			dprintf(up[1], "!%s", err);
+			/* nothing of it left behind (as nobody, bwrap's
+			 * parent-death signal does not hold) */
+			proxy_stop(&p);
 			_exit(1);
 		}
 		dprintf(up[1], "%d %s", p.port, p.name);
