@@ -17,7 +17,8 @@
 #     XDG_RUNTIME_DIR at odd temporary places, CODEX_HOME too;
 #   - TMUX and TMUX_PANE naming a live tmux server that runs the hostile
 #     configuration (the suite run from inside tmux), TMUX_TMPDIR elsewhere;
-#   - LANG=C, no LC_ALL.
+#   - LANG=C, no LC_ALL;
+#   - CI=true and GITHUB_ACTIONS=true, as a CI service sets them.
 set -eu
 
 build=${1:?usage: independence.sh BUILD_DIR [CTEST-ARGS...]}
@@ -109,6 +110,7 @@ export XDG_CACHE_HOME="$xdg/cache" XDG_RUNTIME_DIR="$xdg/run"
 export CODEX_HOME="$w/codex"
 export TMUX_TMPDIR="$w/tmux-tmp"
 export LANG=C
+export CI=true GITHUB_ACTIONS=true
 # Every test's own HOME gets the hostile ~/.tmux.conf too (tests/support):
 # a tmux server hqt starts reads it, so hqt must set what it relies on.
 export HQT_TEST_TMUX_CONF="$home/.tmux.conf"

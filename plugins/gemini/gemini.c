@@ -39,6 +39,14 @@ static const char STATE_NAME[] = ".gemini";
  * stop the agent (copilot denies the tool when its preToolUse hook errors).
  */
 static const char DEFAULTS_ENV[] = "GEMINI_CLI_SYSTEM_DEFAULTS_PATH";
+/*
+ * gemini runs headless whenever CI or GITHUB_ACTIONS is "true", whatever its
+ * terminal: in a window it then prints "not running in a trusted directory"
+ * or "No input provided via stdin" and exits.  A session is a person's
+ * terminal, so both are "false" for gemini (and what it runs): a tmux server
+ * started from a CI job or a shell that exports CI must not break it.
+ */
+static const char *const NOT_CI_ENV[] = {"CI", "GITHUB_ACTIONS", NULL};
 static const char SETTINGS_FILE[] = "gemini-settings.json";
 /* ~/.gemini/tmp/<project>/chats/session-<UTC minute>-<first 8 of id>.jsonl,
  * written at launch; line 1 {"sessionId": ...}.  A resume adds a second file
@@ -180,6 +188,8 @@ build(const struct hqt_ctx *ctx, const struct hqt_request *req, const char *id_f
 				  "off, its screen tells", SETTINGS_FILE);
 		free(f);
 	}
+	for (size_t i = 0; NOT_CI_ENV[i] != NULL; i++)
+		host->env_set(out, NOT_CI_ENV[i], "false");
 	/* A sandbox starts from a cleared environment. */
 	if (home && home[0] == '/')
 		host->env_set(out, HOME_ENV, home);

@@ -669,6 +669,9 @@ Test(plugins, gemini_spawn_and_resume_argv)
 	unsetenv("GEMINI_CLI_HOME");
 	spawn(&c, "gemini", request(ID, NULL, 0, 1000));
 	expect_words(&c.argv, "gemini", "--session-id", ID, NULL);
+	/* gemini is headless wherever CI=true, even in a terminal */
+	cr_expect_str_eq(env_of(&c, "CI"), "false");
+	cr_expect_str_eq(env_of(&c, "GITHUB_ACTIONS"), "false");
 	hqt_cmd_clear(&c);
 	spawn(&c, "gemini", request(ID, "gemini-2.5-pro", 1, 0));
 	expect_words(&c.argv, "gemini", "--session-id", ID, "-m", "gemini-2.5-pro", "--yolo",
