@@ -207,6 +207,12 @@ none_marked(void *marker)
 	return count_marked(marker) == 0;
 }
 
+static int
+some_marked(void *marker)
+{
+	return count_marked(marker) > 0;
+}
+
 /* ---- the payloads ------------------------------------------------------- */
 
 /*
@@ -779,7 +785,9 @@ host_diff(const char *harness, const char *instructions)
 	long id = run_new(&te, "p", harness, "--sandbox", "--fs", "rw", NULL);
 	char *where = NULL;
 	char *out = results_in(proj, harness, id, &where);
-	cr_expect(count_marked(marker) > 0, "control: the payload's process is not seen");
+	/* park() writes DONE, then execs the marked sleep */
+	cr_expect(wait_for(some_marked, marker, 10000),
+		  "control: the payload's process is not seen");
 	kill_session(id);
 	cr_expect(wait_for(none_marked, marker, 10000), "the session outlived its kill");
 	sleep_ms(200);

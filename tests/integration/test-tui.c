@@ -18,7 +18,7 @@
 
 #include "support.h"
 
-#define WAIT_MS 8000
+#define WAIT_MS 15000
 
 static struct tenv te;
 static char *web, *api;  /* project directories */
