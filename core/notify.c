@@ -90,8 +90,16 @@ run_detached(char *const argv[], char *const envp[])
 void
 notify_needs(struct hqt_app *app, const struct db_session *s, const char *reason)
 {
-	char *who = s->nickname != NULL ? xasprintf("session %lld '%s'", s->id, s->nickname)
-				       : xasprintf("session %lld", s->id);
+	notify_needs_on(app, NULL, s, reason);
+}
+
+void
+notify_needs_on(struct hqt_app *app, const char *host, const struct db_session *s,
+		const char *reason)
+{
+	char *num = host != NULL ? xasprintf("%s:%lld", host, s->id) : xasprintf("%lld", s->id);
+	char *who = s->nickname != NULL ? xasprintf("session %s '%s'", num, s->nickname)
+				       : xasprintf("session %s", num);
 	char *title = xasprintf("hqt: %s needs you", who);
 	char *body = xasprintf("%s in %s: %s", s->harness, s->project, reason);
 	/* What a harness or a user named may hold anything: shown escaped. */
@@ -159,6 +167,7 @@ notify_needs(struct hqt_app *app, const struct db_session *s, const char *reason
 		/* Words, never a shell; what it is about in its environment. */
 		strv_split(&av, app->cfg.notify_command, ' ', 1);
 		strv_pushf(&env, "HQT_SESSION=%lld", s->id);
+		strv_pushf(&env, "HQT_HOST=%s", host != NULL ? host : "");
 		strv_pushf(&env, "HQT_NICKNAME=%s", s->nickname != NULL ? s->nickname : "");
 		strv_pushf(&env, "HQT_PROJECT=%s", s->project);
 		strv_pushf(&env, "HQT_HARNESS=%s", s->harness);
@@ -177,4 +186,5 @@ notify_needs(struct hqt_app *app, const struct db_session *s, const char *reason
 	free(body);
 	free(title);
 	free(who);
+	free(num);
 }

@@ -14,5 +14,9 @@ struct db_session;
  * notification is a courtesy, never an error of the command that noticed.
  */
 void notify_needs(struct hqt_app *app, const struct db_session *s, const char *reason);
+/* The same for session s of another machine (host, hqt host): s->id is
+ * its number there; "session HOST:N", and HQT_HOST for [notify] command. */
+void notify_needs_on(struct hqt_app *app, const char *host, const struct db_session *s,
+		     const char *reason);
 
 #endif

@@ -11,6 +11,7 @@
 #include "worktree.h"
 
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -176,6 +177,26 @@ new_open(struct tui *t)
 	memset(&in, 0, sizeof in);
 	in.project_id = p->id;
 	in.project = p->name;
+	if (p->id < 0) {
+		const char *why = tui_hosts_why(t, p->id);
+
+		/* The row that stands for a host: why it has no projects. */
+		if (TUI_REMOTE_NUM(p->id) == 0) {
+			state_message(&t->st, true, "%s", why != NULL ? why
+				      : "no project there yet: hqt --host NAME project add NAME PATH");
+			return;
+		}
+		/* Its hqt checks the sandbox and its own defaults: the dialog
+		 * offers what the user's hqt.ini says, no worktree of ours. */
+		in.sandbox_ok = true;
+		in.sandbox_default = d->enabled;
+		in.fs_rw_default = d->fs_rw;
+		in.net_default = d->net_allow ? CONFIG_NET_ALLOW
+				 : d->net ? CONFIG_NET_ON : CONFIG_NET_OFF;
+		in.worktree_default = CONFIG_WORKTREE_NEVER;
+		dialog_new_open(&t->st, &in);
+		return;
+	}
 	/* The same check as hqt doctor and hqt new. */
 	in.sandbox_ok = sandbox_probe(&pr) == 0;
 	in.reason = pr.reason;
@@ -192,6 +213,53 @@ new_open(struct tui *t)
 	sandbox_probe_clear(&pr);
 }
 
+/* hqt --host HOST new PROJECT HARNESS ... in the background: what the
+ * dialog shows, explicit; the consent and the sandbox are that host's. */
+static void
+remote_new(struct tui *t, struct new_dialog *nd, const char *harness, const char *nick,
+	   const char *model)
+{
+	const char *host = tui_hosts_name(t, nd->project_id);
+	const struct db_project *p = NULL;
+	struct strv a = STRV_INIT;
+
+	for (size_t i = 0; t->st.projects != NULL && i < t->st.projects->n; i++)
+		if (t->st.projects->v[i].id == nd->project_id)
+			p = &t->st.projects->v[i];
+	if (host == NULL || p == NULL) {
+		state_message(&t->st, true, "that host's project is gone");
+		return;
+	}
+	strv_push(&a, "--host");
+	strv_push(&a, host);
+	strv_push(&a, "new");
+	strv_push(&a, p->path);  /* its name there (hosts.c) */
+	strv_push(&a, harness);
+	if (nick != NULL) {
+		strv_push(&a, "--nickname");
+		strv_push(&a, nick);
+	}
+	if (model != NULL) {
+		strv_push(&a, "--model");
+		strv_push(&a, model);
+	}
+	if (nd->sandbox) {
+		strv_push(&a, "--sandbox");
+		strv_push(&a, "--fs");
+		strv_push(&a, nd->fs_rw ? "rw" : "ro");
+		strv_push(&a, "--net");
+		strv_push(&a, nd->net == CONFIG_NET_ALLOW ? "allow"
+			  : nd->net == CONFIG_NET_ON ? "on" : "off");
+	} else {
+		strv_push(&a, "--no-sandbox");
+	}
+	tui_hosts_run(t, strv_v(&a), "start %s in %s", harness, nd->project);
+	strv_clear(&a);
+	t->st.last_harness = nd->harness;
+	t->st.mode = MODE_MAIN;
+	dialog_new_free(nd);
+}
+
 static void
 new_submit(struct tui *t)
 {
@@ -202,6 +270,12 @@ new_submit(struct tui *t)
 	long long id = 0;
 	int rc;
 
+	if (nd->project_id < 0) {
+		remote_new(t, nd, harness, nick, model);
+		free(nick);
+		free(model);
+		return;
+	}
 	/* The first sandboxed session asks for the consent (consent.h); the
 	 * dialog stays as it is behind the question. */
 	if (nd->sandbox && !consent_given()) {
@@ -290,13 +364,105 @@ project_submit(struct tui *t)
 	free(name);
 }
 
+/* ---- a host's sessions: this hqt's own verbs, HOST:N ---- */
+
+static int
+run_here(void *arg)
+{
+	char *const *argv = arg;
+	int status = 0;
+	char *err = NULL;
+
+	if (spawn_run(argv, NULL, &status, &err) != 0) {
+		fprintf(stderr, "hqt: %s\n", err);
+		free(err);
+		return -1;
+	}
+	return status;
+}
+
+/* Attach to a host's session: inside tmux, `hqt attach HOST:N` opens a
+ * window of this server that runs ssh -t (the TUI stays); else the TUI
+ * steps aside for it. */
+static void
+attach_remote(struct tui *t, const struct db_session *s)
+{
+	const char *host = tui_hosts_name(t, s->id);
+	const char *const *self = tui_hosts_self(t);
+	struct strv argv = STRV_INIT;
+	const char *tmux = getenv("TMUX");
+	char *err = NULL;
+	int rc;
+
+	if (host == NULL || self == NULL)
+		return;
+	strv_pushv(&argv, self);
+	strv_push(&argv, "attach");
+	strv_pushf(&argv, "%s:%lld", host, (long long)TUI_NUMBER(s->id));
+	if (tmux != NULL && *tmux != '\0') {
+		struct spawn_result r;
+
+		rc = spawn_capture(strv_v(&argv), NULL, NULL, &r, &err);
+		if (rc != 0)
+			state_message(&t->st, true, "%s", err);
+		else if (r.status != 0)
+			state_message(&t->st, true, "%.300s",
+				      r.err != NULL && strncmp(r.err, "hqt: ", 5) == 0 ? r.err + 5
+				      : "cannot open a window for it");
+		else
+			state_message(&t->st, false, "session %s:%lld opened in a new window", host,
+				      (long long)TUI_NUMBER(s->id));
+		spawn_result_free(&r);
+	} else {
+		rc = tui_step_aside(t, run_here, (void *)strv_v(&argv));
+		state_message(&t->st, rc != 0, rc != 0 ? "session %s:%lld: ssh or its hqt failed"
+						       : "back from session %s:%lld",
+			      host, (long long)TUI_NUMBER(s->id));
+	}
+	free(err);
+	strv_clear(&argv);
+}
+
+/* kill, rm, resume HOST:N in the background. */
+static void
+remote_verb(struct tui *t, long long id, const char *verb)
+{
+	const char *host = tui_hosts_name(t, id);
+	char *name, *args[3];
+
+	if (host == NULL)
+		return;
+	name = xasprintf("%s:%lld", host, (long long)TUI_NUMBER(id));
+	args[0] = (char *)verb;
+	args[1] = name;
+	args[2] = NULL;
+	tui_hosts_run(t, args, "%s session %s", verb, name);
+	free(name);
+}
+
 void
 tui_act(struct tui *t, struct tui_action a)
 {
 	enum session_status st = SESSION_GONE;
-	const struct db_session *s = a.id > 0 ? state_session(&t->st, a.id, &st) : NULL;
+	const struct db_session *s = a.id != 0 ? state_session(&t->st, a.id, &st) : NULL;
 	char *err = NULL;
 
+	/* A host's session: the same verbs, run there. */
+	if (a.id < 0) {
+		switch (a.kind) {
+		case ACT_ATTACH:
+			if (s != NULL && st == SESSION_GONE)
+				state_message(&t->st, true, "session %lld has no window; r brings it "
+					      "back", (long long)TUI_NUMBER(a.id));
+			else if (s != NULL)
+				attach_remote(t, s);
+			return;
+		case ACT_RESUME: remote_verb(t, a.id, "resume"); return;
+		case ACT_KILL: remote_verb(t, a.id, "kill"); return;
+		case ACT_DELETE: remote_verb(t, a.id, "rm"); return;
+		default: break;
+		}
+	}
 	switch (a.kind) {
 	case ACT_NONE: break;
 	case ACT_QUIT: t->quit = true; break;

@@ -233,12 +233,13 @@ draw_confirm(struct tui_state *t, struct frame *f)
 	}
 	const char *sess = verb != NULL ? "session" : "Session";
 	if (s != NULL && s->nickname != NULL)
-		who = xasprintf("%s %lld '%s' (%s in %s)", sess, s->id, s->nickname, s->harness,
-				s->project);
+		who = xasprintf("%s %lld '%s' (%s in %s)", sess, TUI_NUMBER(s->id), s->nickname,
+				s->harness, s->project);
 	else if (s != NULL)
-		who = xasprintf("%s %lld (%s in %s)", sess, s->id, s->harness, s->project);
+		who = xasprintf("%s %lld (%s in %s)", sess, TUI_NUMBER(s->id), s->harness,
+				s->project);
 	else
-		who = xasprintf("%s %lld", sess, t->confirm_id);
+		who = xasprintf("%s %lld", sess, TUI_NUMBER(t->confirm_id));
 	if (verb != NULL)
 		q = xasprintf("%s %s?", verb, who);
 	else

@@ -112,7 +112,8 @@ layout_columns(const struct tui_state *t, int w, int rows, struct columns *c)
 	}
 	/* Numbers only grow: the last session has the widest. */
 	if (t->nsv > 0)
-		numw = snprintf(num, sizeof num, "%lld", t->sessions->v[t->sv[t->nsv - 1]].id);
+		numw = snprintf(num, sizeof num, "%lld",
+				TUI_NUMBER(t->sessions->v[t->sv[t->nsv - 1]].id));
 	if (hw > 12)
 		hw = 12;
 	c->num = numw + 1 > 3 ? numw + 1 : 3;
@@ -184,7 +185,7 @@ compose_sessions(struct tui_state *t, struct frame *f, int x0, int w, int rows)
 		frame_fill(f, y, x0, w, ST_NORMAL | rev);
 		frame_putwc(f, y, x0, sel ? L'>' : L' ', ST_NORMAL | rev);
 		x = x0 + 2;
-		snprintf(num, sizeof num, "%lld", s->id);
+		snprintf(num, sizeof num, "%lld", TUI_NUMBER(s->id));
 		frame_text(f, y, x, c.num, num, ST_NORMAL | rev);
 		x += c.num + 1;
 		frame_text(f, y, x, c.nick, s->nickname != NULL ? s->nickname : "-",
@@ -288,7 +289,8 @@ compose_preview(struct tui_state *t, struct frame *f, const struct layout *lay)
 	if (!lay->preview)
 		return;
 	if (s != NULL)
-		snprintf(title, sizeof title, "PREVIEW %lld %s", s->id, session_status_name(st));
+		snprintf(title, sizeof title, "PREVIEW %lld %s", TUI_NUMBER(s->id),
+			 session_status_name(st));
 	else
 		snprintf(title, sizeof title, "PREVIEW");
 	if (lay->beside) {

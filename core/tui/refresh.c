@@ -100,15 +100,66 @@ db_stamp(const char *path)
 }
 
 bool
+tui_compose(struct tui *t, bool local_changed, bool hosts_changed)
+{
+	struct db_project_list *pl = NULL, *old_p = t->mpl;
+	struct db_session_list *sl = NULL, *old_s = t->msl;
+	size_t lp = t->lpl != NULL ? t->lpl->n : 0, ls = t->lsl != NULL ? t->lsl->n : 0;
+	size_t hp, hs;
+	enum session_status *st;
+	bool changed;
+
+	if (t->lpl == NULL || t->lsl == NULL)
+		return false;
+	tui_hosts_rows(t, &hp, &hs);
+	st = xcalloc(ls + hs + 1, sizeof *st);
+	if (ls > 0)
+		memcpy(st, t->lst, ls * sizeof *st);
+	if (local_changed || hosts_changed || t->msl == NULL) {
+		/* New arrays of the rows, which stay where they are. */
+		pl = xcalloc(1, sizeof *pl);
+		pl->n = lp + hp;
+		pl->v = xcalloc(pl->n + 1, sizeof *pl->v);
+		if (lp > 0)
+			memcpy(pl->v, t->lpl->v, lp * sizeof *pl->v);
+		sl = xcalloc(1, sizeof *sl);
+		sl->n = ls + hs;
+		sl->v = xcalloc(sl->n + 1, sizeof *sl->v);
+		if (ls > 0)
+			memcpy(sl->v, t->lsl->v, ls * sizeof *sl->v);
+		tui_hosts_append(t, pl->v + lp, sl->v + ls, st + ls);
+		t->mpl = pl;
+		t->msl = sl;
+	} else {
+		tui_hosts_append(t, NULL, NULL, st + ls);
+	}
+	t->st.borrowed = true;
+	changed = state_set_model(&t->st, pl, sl, st);
+	/* The hosts' rows the old model pointed into can go now. */
+	tui_hosts_release(t);
+	if (pl != NULL) {
+		/* The state holds the new ones now. */
+		if (old_p != NULL)
+			free(old_p->v);
+		free(old_p);
+		if (old_s != NULL)
+			free(old_s->v);
+		free(old_s);
+	}
+	return changed;
+}
+
+bool
 tui_refresh(struct tui *t)
 {
-	struct db_project_list *pl = t->st.projects;
-	struct db_session_list *sl = t->st.sessions;
+	struct db_project_list *pl = t->lpl, *old_pl = NULL;
+	struct db_session_list *sl = t->lsl, *old_sl = NULL;
 	struct tmux_panes panes = { NULL, 0 };
 	unsigned long long fp = 0, stamp = db_stamp(db_path(t->app->db));
 	long long newest = 0, now = tui_now_ms();
 	enum session_status *st;
 	bool have_fp = false, changed = false, stale = now - t->last_full >= FULL_MS;
+	bool hosts_changed = false;
 	char *err = NULL;
 
 	t->last_refresh = now;
@@ -129,6 +180,8 @@ tui_refresh(struct tui *t)
 		}
 		changed = true;
 		t->db_stamp = stamp;
+		/* hqt host add/rm while the TUI runs */
+		hosts_changed = tui_hosts_sync(t);
 	}
 	st = xcalloc(sl->n + 1, sizeof *st);
 	for (size_t i = 0; i < sl->n; i++)
@@ -153,10 +206,11 @@ tui_refresh(struct tui *t)
 	err = NULL;
 	/* An event file that changed is read whatever the panes say: a
 	 * harness's hook decides without touching its screen. */
-	if (have_fp && t->st.status != NULL && fp == t->panes_fp && !t->events_seen &&
-	    state_sessions_same(t->st.sessions, sl) &&
+	if (have_fp && t->lst != NULL && fp == t->panes_fp && !t->events_seen &&
+	    state_sessions_same(t->lsl, sl) &&
 	    (long long)time(NULL) - newest > QUIET_SECONDS && !stale) {
-		memcpy(st, t->st.status, sl->n * sizeof *st);
+		if (sl->n > 0)
+			memcpy(st, t->lst, sl->n * sizeof *st);
 		t->quick_refreshes++;
 	} else if (sl->n > 0 && session_status_all(t->app, sl, st, &err) != 0) {
 		/* A constant number of tmux calls, however many sessions. */
@@ -177,9 +231,21 @@ tui_refresh(struct tui *t)
 	t->newest = have_fp ? newest : 0;
 	t->output_seen = false;
 	t->events_seen = false;
-	if (state_set_model(&t->st, pl != t->st.projects ? pl : NULL,
-			    sl != t->st.sessions ? sl : NULL, st))
+	if (pl != t->lpl) {
+		old_pl = t->lpl;
+		t->lpl = pl;
+	}
+	if (sl != t->lsl) {
+		old_sl = t->lsl;
+		t->lsl = sl;
+	}
+	free(t->lst);
+	t->lst = st;
+	if (tui_compose(t, changed, hosts_changed))
 		changed = true;
+	/* The joined lists that pointed into them are replaced. */
+	db_project_list_free(old_pl);
+	db_session_list_free(old_sl);
 	return changed;
 }
 
@@ -193,7 +259,7 @@ ids_to_learn(const struct tui *t)
 	for (size_t i = 0; sl != NULL && i < sl->n; i++) {
 		const struct harness *h;
 
-		if (sl->v[i].harness_session_id != NULL || t->st.status == NULL ||
+		if (sl->v[i].id < 0 || sl->v[i].harness_session_id != NULL || t->st.status == NULL ||
 		    t->st.status[i] == SESSION_GONE || t->st.status[i] == SESSION_EXITED)
 			continue;
 		h = registry_harness(&t->app->reg, sl->v[i].harness);
@@ -353,6 +419,12 @@ tui_preview_update(struct tui *t)
 	}
 	if ((s = state_selected(&t->st, NULL)) == NULL)
 		return set_note(p, 0, PREVIEW_NONE, NULL);
+	/* Another machine's: its screen is a keypress away, not polled. */
+	if (s->id < 0)
+		return set_note(p, s->id, PREVIEW_NOTE,
+				xasprintf("session %lld runs on host %s: Enter attaches over ssh",
+					  (long long)TUI_NUMBER(s->id),
+					  tui_hosts_name(t, s->id) ?: "?"));
 	if (!t->panes_ok)
 		return set_note(p, s->id, PREVIEW_NOTE, xstrdup("tmux did not list the panes"));
 	session_window_name(s->id, name, sizeof name);

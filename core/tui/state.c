@@ -32,8 +32,10 @@ state_init(struct tui_state *st, const char *const *harnesses, size_t nharnesses
 void
 state_free(struct tui_state *st)
 {
-	db_project_list_free(st->projects);
-	db_session_list_free(st->sessions);
+	if (!st->borrowed) {
+		db_project_list_free(st->projects);
+		db_session_list_free(st->sessions);
+	}
 	free(st->status);
 	free(st->sbtext);
 	free(st->gitmark);
@@ -119,19 +121,24 @@ state_set_model(struct tui_state *t, struct db_project_list *pl, struct db_sessi
 	    memcmp(status, t->status, n * sizeof *status) != 0)
 		changed = true;
 	if (pl != NULL && pl != t->projects) {
-		db_project_list_free(t->projects);
+		if (!t->borrowed)
+			db_project_list_free(t->projects);
 		t->projects = pl;
 	}
 	if (sl != NULL && sl != t->sessions) {
-		db_session_list_free(t->sessions);
+		if (!t->borrowed)
+			db_session_list_free(t->sessions);
 		t->sessions = sl;
 		/* Parsed once per read, not on every redraw. */
 		free(t->sbtext);
 		t->sbtext = xcalloc(sl->n + 1, sizeof *t->sbtext);
 		for (size_t i = 0; i < sl->n; i++) {
 			char buf[sizeof *t->sbtext];
+			/* A host's row carries the text its hqt's list said. */
 			snprintf(t->sbtext[i], sizeof *t->sbtext, "%s",
-				 state_sandbox_text(&sl->v[i], buf, sizeof buf));
+				 sl->v[i].id < 0 ? sl->v[i].sandbox_json != NULL
+					 ? sl->v[i].sandbox_json : "-"
+				 : state_sandbox_text(&sl->v[i], buf, sizeof buf));
 		}
 	}
 	free(t->status);
@@ -178,7 +185,7 @@ session_matches(const struct tui_state *t, size_t i, const char *q)
 	const struct db_session *s = &t->sessions->v[i];
 	char num[32];
 
-	snprintf(num, sizeof num, "%lld", s->id);
+	snprintf(num, sizeof num, "%lld", TUI_NUMBER(s->id));
 	return strcmp(num, q) == 0 || has(s->nickname, q) || has(s->harness, q) ||
 	       has(s->model, q) || has(session_status_name(t->status[i]), q) ||
 	       has(t->sbtext[i], q);

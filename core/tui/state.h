@@ -184,6 +184,17 @@ struct preview {
 
 void preview_forget(struct preview *p);
 
+/* ---- rows of other machines (hosts.c) ----
+ * A host's projects and sessions have ids below zero: host index hi (in
+ * the TUI's hosts, hosts.c) and the number N its hqt gave the session (a project's:
+ * its place in the host's list; 0: the row that stands for the host). */
+#define TUI_REMOTE_MAX 0xffffffffLL
+#define TUI_REMOTE_ID(hi, n) (-(((long long)(hi) + 1) << 32 | (long long)(n)))
+#define TUI_REMOTE_HOST(id) ((size_t)(((-(id)) >> 32) - 1))
+#define TUI_REMOTE_NUM(id) ((-(id)) & TUI_REMOTE_MAX)
+/* The number a session is known by on its machine. */
+#define TUI_NUMBER(id) ((id) < 0 ? TUI_REMOTE_NUM(id) : (id))
+
 /* ---- the state ---- */
 
 struct tui_state {
@@ -222,6 +233,9 @@ struct tui_state {
 	long long confirm_id;               /* MODE_CONFIRM: the session asked about */
 	enum confirm_kind confirm_kind;
 	bool opened;                        /* the first view (one that needs the user) is set */
+	/* Set: projects and sessions are the caller's, never freed here (the
+	 * TUI's model is the local rows and the hosts' joined). */
+	bool borrowed;
 	size_t last_harness;                /* the dialog's default */
 };
 
@@ -230,8 +244,10 @@ void state_free(struct tui_state *st);
 
 /*
  * Take a refresh's reading: projects and sessions (NULL: the ones held
- * stay) and every session's status (st->sessions->n entries after the
- * call; taken).  The views are rebuilt when anything shown changed; the
+ * stay; taken unless st->borrowed, when they must outlive the call after
+ * the one that replaces them) and every session's status (st->sessions->n
+ * entries after the call; taken).  A session with an id below zero is a
+ * host's: its sandbox_json holds its SANDBOX text.  The views are rebuilt when anything shown changed; the
  * first reading opens on a session that waits.  Returns whether it did.
  */
 bool state_set_model(struct tui_state *st, struct db_project_list *projects,

@@ -11,12 +11,22 @@
 #include <sys/types.h>
 
 struct hqt_app;
+struct tui_hosts;
 
 struct tui {
 	struct hqt_app *app;
 	struct tui_state st;
 	struct frame frame;
 	const char **harness_names;         /* st.harnesses: the registry's names */
+
+	/* What this machine's database and tmux said (refresh.c); the model
+	 * shown is these and the hosts' rows joined (st.borrowed). */
+	struct db_project_list *lpl;
+	struct db_session_list *lsl;
+	enum session_status *lst;           /* lsl->n entries */
+	struct db_project_list *mpl;        /* the joined lists: their arrays */
+	struct db_session_list *msl;        /* only, the rows are lpl/lsl's or hosts' */
+	struct tui_hosts *hosts;            /* hosts.c: NULL without hosts */
 
 	struct tmux_panes panes;            /* the last refresh's pane list */
 	bool panes_ok;                      /* it was read */
@@ -85,6 +95,32 @@ void tui_watch_after_refresh(struct tui *t, long long now);
 /* The descriptors to poll (at most max), and what they said. */
 size_t tui_watch_fds(const struct tui *t, struct pollfd *p, size_t max);
 void tui_watch_handle(struct tui *t, const struct pollfd *p, size_t n, long long now);
+
+/* hosts.c: other machines (hqt host), read in the background. */
+/* Start a thread per host, or start again when the hosts changed; true
+ * when they did (the rows then change). */
+bool tui_hosts_sync(struct tui *t);
+void tui_hosts_stop(struct tui *t);
+/* The descriptor that says a host answered or a verb there finished; -1. */
+int tui_hosts_fd(const struct tui *t);
+/* Take what the threads left: true when the hosts' rows changed. */
+bool tui_hosts_take(struct tui *t);
+/* How many rows the hosts add, and those rows (shallow copies). */
+void tui_hosts_rows(const struct tui *t, size_t *nprojects, size_t *nsessions);
+void tui_hosts_append(const struct tui *t, struct db_project *pv, struct db_session *sv,
+		      enum session_status *st);
+/* After the model changed: the hosts' rows it no longer shows go. */
+void tui_hosts_release(struct tui *t);
+/* The host of a row with an id below zero, or NULL; why it failed last. */
+const char *tui_hosts_name(const struct tui *t, long long id);
+const char *tui_hosts_why(const struct tui *t, long long id);
+/* This hqt with its global options (argv), to run a verb there with. */
+const char *const *tui_hosts_self(const struct tui *t);
+/* Run this hqt with args in the background; the message line says fmt...
+ * now and its result when it ends. */
+void tui_hosts_run(struct tui *t, char *const args[], const char *fmt, ...) HQT_PRINTF(3, 4);
+/* refresh.c: join this machine's rows and the hosts' into the model. */
+bool tui_compose(struct tui *t, bool local_changed, bool hosts_changed);
 
 /* actions.c: do what a key asked. */
 void tui_act(struct tui *t, struct tui_action a);

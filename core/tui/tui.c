@@ -383,7 +383,17 @@ tui_key_and_draw(struct tui *t, int key)
 static void
 tui_free(struct tui *t)
 {
+	tui_hosts_stop(t);
 	state_free(&t->st);
+	db_project_list_free(t->lpl);
+	db_session_list_free(t->lsl);
+	free(t->lst);
+	if (t->mpl != NULL)
+		free(t->mpl->v);
+	free(t->mpl);
+	if (t->msl != NULL)
+		free(t->msl->v);
+	free(t->msl);
 	tui_watch_free(t);
 	tmux_panes_free(&t->panes);
 	free(t->last_refresh_err);
@@ -437,13 +447,15 @@ loop(struct tui *t)
 		long long wait = next - now;
 		if (wait < 0)
 			wait = 0;
-		struct pollfd p[6] = {
+		struct pollfd p[7] = {
 			{ STDIN_FILENO, POLLIN, 0 },
 			{ wake_pipe[0], POLLIN, 0 },
 			{ errpipe, POLLIN, 0 },
 		};
 		size_t nw = tui_watch_fds(t, p + 3, 3);
-		int n = poll(p, 3 + nw, (int)wait);
+		/* A host answered, or a verb there ended (hosts.c). */
+		p[3 + nw] = (struct pollfd){ tui_hosts_fd(t), POLLIN, 0 };
+		int n = poll(p, 4 + nw, (int)wait);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
@@ -451,6 +463,10 @@ loop(struct tui *t)
 			break;
 		}
 		tui_watch_handle(t, p + 3, nw, tui_now_ms());
+		if ((p[3 + nw].revents & POLLIN) && tui_hosts_take(t)) {
+			tui_compose(t, false, true);
+			dirty = true;
+		}
 		if (p[1].revents & POLLIN) {
 			char buf[64];
 			while (read(wake_pipe[0], buf, sizeof buf) > 0)

@@ -392,3 +392,217 @@ Test(hosts, a_host_that_is_down_is_one_line_and_the_local_list_answers)
 	cr_expect(strstr(r.err, "no host 'nosuch'") != NULL, "%s", r.err);
 	run_free(&r);
 }
+
+/* ---- the TUI with a host ---- */
+
+static char *
+tui_screen(void)
+{
+	struct run r;
+	run_tmux(&r, &te, "capture-pane", "-p", "-t", "tui", NULL);
+	char *out = r.out != NULL ? r.out : strdup("");
+	r.out = NULL;
+	run_free(&r);
+	return out;
+}
+
+struct shows {
+	const char *a, *b;  /* both on one line (b may be NULL) */
+	char *last;
+};
+
+static int
+screen_shows(void *arg)
+{
+	struct shows *w = arg;
+	free(w->last);
+	w->last = tui_screen();
+	for (char *line = w->last; line != NULL && *line;) {
+		char *nl = strchr(line, '\n');
+		size_t n = nl != NULL ? (size_t)(nl - line) : strlen(line);
+		char *one = strndup(line, n);
+		bool ok = strstr(one, w->a) != NULL && (w->b == NULL || strstr(one, w->b) != NULL);
+		free(one);
+		if (ok)
+			return 1;
+		line = nl != NULL ? nl + 1 : NULL;
+	}
+	return 0;
+}
+
+#define WAIT_SHOWS(a, b) do {                                                          \
+		struct shows w_ = { (a), (b), NULL };                                   \
+		cr_assert(wait_for(screen_shows, &w_, 20000),                           \
+			  "the TUI never showed '%s'%s%s on a line:\n%s", (a),          \
+			  (b) ? " with " : "", (b) ? (b) : "", w_.last);               \
+		free(w_.last);                                                          \
+	} while (0)
+
+static void
+tui_keys(const char *k)
+{
+	struct run r;
+	run_tmux(&r, &te, "send-keys", "-t", "tui", k, NULL);
+	cr_assert_eq(r.code, 0, "send-keys: %s", r.err);
+	run_free(&r);
+}
+
+static int
+file_has(void *arg)
+{
+	const char **w = arg;
+	char *t = slurp(w[0]);
+	int ok = t != NULL && strstr(t, w[1]) != NULL;
+	free(t);
+	return ok;
+}
+
+/* The remote session's status as its hqt lists it. */
+static char *
+far_status(void)
+{
+	struct run r;
+	run_hqt(&r, &te, "--host", "r", "list", "--json", NULL);
+	json_t *l = json_of(&r, "list");
+	run_free(&r);
+	const char *s = json_string_value(json_object_get(json_array_get(l, 0), "status"));
+	char *out = strdup(s != NULL ? s : "(none)");
+	json_decref(l);
+	return out;
+}
+
+static int
+far_gone(void *arg)
+{
+	(void)arg;
+	char *s = far_status();
+	int ok = strcmp(s, "gone") == 0;
+	free(s);
+	return ok;
+}
+
+static int
+far_back(void *arg)
+{
+	(void)arg;
+	char *s = far_status();
+	int ok = strcmp(s, "gone") != 0;
+	free(s);
+	return ok;
+}
+
+/* No hqt-tui left in the TUI's first window. */
+static int
+tui_ended(void *arg)
+{
+	(void)arg;
+	struct run r;
+	run_tmux(&r, &te, "list-panes", "-s", "-t", "tui", "-F", "#{pane_dead} #{pane_current_command}",
+		 NULL);
+	int ok = r.code != 0 || r.out == NULL || strstr(r.out, "0 hqt") == NULL;
+	run_free(&r);
+	return ok;
+}
+
+static int
+tui_window_r1(void *arg)
+{
+	(void)arg;
+	struct run r;
+	run_tmux(&r, &te, "list-windows", "-t", "tui", "-F", "#{window_name}", NULL);
+	int ok = r.out != NULL && strstr(r.out, "r:1") != NULL;
+	run_free(&r);
+	return ok;
+}
+
+Test(hosts, the_tui_shows_a_hosts_session_drives_it_and_notifies_here)
+{
+	if (!ready)
+		cr_skip_test("no OpenSSH server here (apt-get install openssh-server)");
+	char *proj = fmt("%s/proj", far.root);
+	mkdir(proj, 0755);
+	/* ask: idles, then asks once $HOME/ask-now exists */
+	write_file(fmt("%s/bin/ask", far.root),
+		   "#!/bin/sh\necho ready\nwhile [ ! -e \"$HOME/ask-now\" ]; do sleep 0.1; done\n"
+		   "echo 'Allow this tool? (y/n)'\nexec sleep 100000\n", 0755);
+	write_file(fmt("%s/.config/hqt/hqt.ini", far.home),
+		   fmt("[hqt]\ntmux_socket = %s\n[harness.ask]\nplugin = generic\ncommand = %s/bin/ask\n"
+		       "needs_markers = Allow this tool?\nwaiting_markers = ready\n", far.socket,
+		       far.root), 0644);
+	char *notified = fmt("%s/notified", te.root);
+	write_file(fmt("%s/bin-notify", te.root),
+		   fmt("#!/bin/sh\necho \"$HQT_HOST:$HQT_SESSION:$HQT_NICKNAME\" >> %s\n", q(notified)),
+		   0755);
+	write_file(fmt("%s/.config/hqt/hqt.ini", te.home),
+		   fmt("[hqt]\ntmux_socket = %s\n[notify]\ntmux = false\ndesktop = false\n"
+		       "command = %s/bin-notify\n", te.socket, te.root), 0644);
+	run_ok(&te, "host", "add", "r", "remote", "--command", far_command(), NULL);
+	run_ok(&te, "--host", "r", "project", "add", "p", proj, NULL);
+	run_ok(&te, "--host", "r", "new", "p", "ask", "--nickname", "far1", NULL);
+
+	/* The TUI in a pane of this machine's tmux (its environment: the
+	 * test's ssh on PATH). */
+	struct run r;
+	const char *argv[] = { "tmux", "-L", te.socket, "-f", "/dev/null", "new-session", "-d", "-s",
+			       "tui", "-x", "160", "-y", "40", hqt_bin(), "tui", NULL };
+	run_argv(&r, &te, argv, NULL);
+	cr_assert_eq(r.code, 0, "tmux: %s", r.err);
+	run_free(&r);
+	WAIT_SHOWS("r:p", NULL);
+	WAIT_SHOWS("far1", "waiting");
+
+	/* It starts to ask: shown, and said here. */
+	write_file(fmt("%s/ask-now", far.home), "", 0644);
+	WAIT_SHOWS("far1", "needs");
+	const char *nw[] = { notified, "r:1:far1" };
+	cr_expect(wait_for(file_has, nw, 10000), "no notification here: %s",
+		  slurp(notified) ?: "(none)");
+
+	/* x y kills it there, r resumes it there. */
+	tui_keys("x");
+	WAIT_SHOWS("Kill session 1", NULL);
+	tui_keys("y");
+	cr_expect(wait_for(far_gone, NULL, 20000), "the remote session was not killed");
+	WAIT_SHOWS("far1", "gone");
+	tui_keys("r");
+	cr_expect(wait_for(far_back, NULL, 30000), "the remote session was not resumed");
+	WAIT_SHOWS("far1", "needs");
+
+	/* Enter: inside tmux, a window of this server (the TUI's session's
+	 * new current one) attached over ssh to the window there. */
+	tui_keys("Enter");
+	cr_expect(wait_for(tui_window_r1, NULL, 20000), "no window for r:1");
+	WAIT_SHOWS("Allow this tool?", NULL);
+	run_tmux(&r, &te, "select-window", "-t", "tui:^", NULL);
+	run_free(&r);
+	WAIT_SHOWS("opened in a new window", NULL);
+
+	/* q: the TUI ends, its threads with it (promptly: no ssh waited on). */
+	tui_keys("q");
+	cr_expect(wait_for(tui_ended, NULL, 10000), "the TUI did not end");
+}
+
+Test(hosts, the_tui_says_a_host_is_down_and_keeps_answering)
+{
+	if (!ready)
+		cr_skip_test("no OpenSSH server here (apt-get install openssh-server)");
+	char *lproj = fmt("%s/lp", te.root);
+	mkdir(lproj, 0755);
+	write_file(fmt("%s/.config/hqt/hqt.ini", te.home),
+		   fmt("[hqt]\ntmux_socket = %s\n", te.socket), 0644);
+	run_ok(&te, "host", "add", "dead", "dead", NULL);
+	run_ok(&te, "project", "add", "lp", lproj, NULL);
+	struct run r;
+	const char *argv[] = { "tmux", "-L", te.socket, "-f", "/dev/null", "new-session", "-d", "-s",
+			       "tui", "-x", "160", "-y", "40", hqt_bin(), "tui", NULL };
+	run_argv(&r, &te, argv, NULL);
+	cr_assert_eq(r.code, 0, "tmux: %s", r.err);
+	run_free(&r);
+	WAIT_SHOWS("dead: unreachable", NULL);
+	WAIT_SHOWS("ssh dead failed", NULL);
+	/* a key is answered at once, whatever the host does */
+	tui_keys("?");
+	WAIT_SHOWS("Keys", NULL);
+	tui_keys("Escape");
+	tui_keys("q");
+}
