@@ -535,7 +535,8 @@ Test(hosts, the_tui_shows_a_hosts_session_drives_it_and_notifies_here)
 		   0755);
 	write_file(fmt("%s/.config/hqt/hqt.ini", te.home),
 		   fmt("[hqt]\ntmux_socket = %s\n[notify]\ntmux = false\ndesktop = false\n"
-		       "command = %s/bin-notify\n", te.socket, te.root), 0644);
+		       "command = %s/bin-notify\n[harness.ask]\nplugin = generic\n"
+		       "command = /bin/false\n", te.socket, te.root), 0644);
 	run_ok(&te, "host", "add", "r", "remote", "--command", far_command(), NULL);
 	run_ok(&te, "--host", "r", "project", "add", "p", proj, NULL);
 	run_ok(&te, "--host", "r", "new", "p", "ask", "--nickname", "far1", NULL);
@@ -557,6 +558,28 @@ Test(hosts, the_tui_shows_a_hosts_session_drives_it_and_notifies_here)
 	const char *nw[] = { notified, "r:1:far1" };
 	cr_expect(wait_for(file_has, nw, 10000), "no notification here: %s",
 		  slurp(notified) ?: "(none)");
+
+	/* n starts one there, with what the dialog shows. */
+	tui_keys("n");
+	WAIT_SHOWS("New session in r:p", NULL);
+	for (int k = 0; k < 12; k++) {
+		char *scr = tui_screen();
+		bool at = strstr(scr, "< ask >") != NULL;
+		free(scr);
+		if (at)
+			break;
+		tui_keys("Right");
+		sleep_ms(100);
+	}
+	WAIT_SHOWS("< ask >", NULL);
+	tui_keys("Tab");
+	run_tmux(&r, &te, "send-keys", "-t", "tui", "-l", "far2", NULL);
+	run_free(&r);
+	tui_keys("Enter");
+	WAIT_SHOWS("far2", "ask");
+	run_hqt(&r, &te, "--host", "r", "show", "far2", "--json", NULL);
+	cr_expect_eq(r.code, 0, "no far2 there: %s", r.err);
+	run_free(&r);
 
 	/* x y kills it there, r resumes it there. */
 	tui_keys("x");
