@@ -24,7 +24,8 @@ const struct cmd_entry cmd_host_entry = {
 		"                       ssh://user@host:port); --command: the hqt to run there\n"
 		"                       (shell words; default hqt)\n"
 		"  list [--json]        the hosts, each asked for its hqt's version\n"
-		"  rm NAME              forget a host (its sessions stay there)\n"
+		"  rm NAME              forget a host (its sessions stay there) and end its\n"
+		"                       shared ssh connection\n"
 		"\n"
 		"Then --host NAME, or a session named NAME:N, runs a verb there: new, list,\n"
 		"show, peek, attach, resume, kill, rm, sync, project, plugins, doctor.\n"
@@ -309,18 +310,28 @@ host_list(struct hqt_app *app, int argc, char **argv)
 static int
 host_rm(struct hqt_app *app, int argc, char **argv)
 {
+	struct db_host_list *l = NULL;
+	struct db_host *h;
 	char *err = NULL;
+	int rc = EXIT_OK;
 
 	if (argc != 2)
 		return cmd_usage_error(&cmd_host_entry, "host rm needs NAME");
-	if (cmd_db(app) != 0)
+	if (cmd_hosts(app, &l) != 0)
 		return EXIT_FAIL;
-	if (db_host_rm(app->db, argv[1], &err) != 0) {
+	if ((h = find_host(l, argv[1])) == NULL) {
+		rc = EXIT_FAIL;
+	} else if (db_host_rm(app->db, argv[1], &err) != 0) {
 		cmd_error("%s", err);
 		free(err);
-		return EXIT_FAIL;
+		rc = EXIT_FAIL;
+	} else {
+		/* Its shared connection goes with it. */
+		struct remote r = { h->name, h->target, h->command };
+		remote_close(&r);
 	}
-	return EXIT_OK;
+	db_host_list_free(l);
+	return rc;
 }
 
 static int

@@ -125,6 +125,36 @@ remote_argv(const struct remote *r, char *const args[], bool tty, struct strv *o
 	return 0;
 }
 
+void
+remote_close(const struct remote *r)
+{
+	char *ssh = find_in_path("ssh", NULL), *dir = control_dir();
+	struct spawn_opts o = { .timeout_ms = 5000 };
+	struct spawn_result res;
+	struct strv argv = STRV_INIT;
+	char *err = NULL;
+
+	if (ssh != NULL && dir != NULL) {
+		strv_take(&argv, ssh);
+		ssh = NULL;
+		strv_push(&argv, "-o");
+		strv_push(&argv, "BatchMode=yes");
+		strv_push(&argv, "-o");
+		strv_pushf(&argv, "ControlPath=%s/%%C", dir);
+		strv_push(&argv, "-O");
+		strv_push(&argv, "exit");
+		strv_push(&argv, "--");
+		strv_push(&argv, r->target);
+		/* None up is fine: ssh says so, and that is all. */
+		if (spawn_capture_opts(strv_v(&argv), NULL, &o, &res, &err) == 0)
+			spawn_result_free(&res);
+		free(err);
+	}
+	strv_clear(&argv);
+	free(ssh);
+	free(dir);
+}
+
 int
 remote_run(const struct remote *r, char *const args[], int timeout_ms, struct spawn_result *res,
 	   char **err)

@@ -40,6 +40,9 @@ bool remote_target_valid(const char *target);
 int remote_argv(const struct remote *r, char *const args[], bool tty, struct strv *out,
 		char **err);
 
+/* End the shared connection to r, if one is up (hqt host rm). */
+void remote_close(const struct remote *r);
+
 /*
  * Run args there and wait at most timeout_ms, output bounded
  * (REMOTE_OUTPUT_MAX).  0 with *res (its status the remote hqt's, or

@@ -335,6 +335,17 @@ Test(hosts, a_session_there_is_listed_shown_killed_resumed_and_removed_over_one_
 	run_free(&r);
 	/* one TCP connection for all of it */
 	cr_expect_eq(connections() - before, 1, "connections taken: %d", connections() - before);
+	/* host rm ends it */
+	const char *check[] = { "ssh", "-o", fmt("ControlPath=%s/run/hqt/ssh/%%C", te.root), "-O",
+				"check", "remote", NULL };
+	run_argv(&r, &te, check, NULL);
+	int up = r.code;
+	run_free(&r);
+	run_ok(&te, "host", "rm", "r", NULL);
+	run_argv(&r, &te, check, NULL);
+	cr_expect(up == 0 && r.code != 0, "the shared connection: up %d, after host rm %d (%s)", up,
+		  r.code, r.err);
+	run_free(&r);
 	json_decref(hl);
 	json_decref(all);
 	json_decref(sh);
