@@ -57,6 +57,8 @@ struct tui_host {
 	int child_fd;                  /* the running ssh's pidfd, or -1 */
 	/* The loop's own: what is shown. */
 	json_t *last_projects;         /* the last project list taken */
+	json_t *last_sessions;         /* and session list */
+	bool down;                     /* the last read failed: "unreachable" shown */
 	struct db_project_list shown_p;
 	struct db_session_list shown_s;
 	enum session_status *shown_st;
@@ -374,6 +376,7 @@ tui_hosts_stop(struct tui *t)
 		json_decref(h->projects);
 		json_decref(h->sessions);
 		json_decref(h->last_projects);
+		json_decref(h->last_sessions);
 		free(h->why);
 		free(h->shown_why);
 		rows_free(&h->shown_p, &h->shown_s, &h->shown_st);
@@ -721,19 +724,33 @@ tui_hosts_take(struct tui *t)
 			state_message(&t->st, true, "%s", why);
 		free(h->shown_why);
 		h->shown_why = why;
-		if (p != NULL) {
+		/* The same answer as before changes nothing: no rebuild of the
+		 * model every few seconds for an idle host. */
+		bool projects_new = false;
+		if (p != NULL && h->last_projects != NULL && json_equal(p, h->last_projects)) {
+			json_decref(p);
+		} else if (p != NULL) {
 			json_decref(h->last_projects);
 			h->last_projects = p;
+			projects_new = true;
 		}
-		if (s != NULL) {
+		if (s != NULL && !projects_new && !h->down && h->last_sessions != NULL &&
+		    json_equal(s, h->last_sessions)) {
+			json_decref(s);
+		} else if (s != NULL) {
 			host_take(t, h, i, h->last_projects, s);
+			json_decref(h->last_sessions);
+			h->last_sessions = s;
+			h->down = false;
 			changed = true;
-		} else if (why != NULL) {
+		} else if (why != NULL && !h->down) {
 			/* Down: its rows go; one says so (Enter says why). */
 			host_placeholder(h, i, "unreachable");
+			json_decref(h->last_sessions);
+			h->last_sessions = NULL;
+			h->down = true;
 			changed = true;
 		}
-		json_decref(s);
 	}
 	if (jobs_take(t))
 		changed = true;
