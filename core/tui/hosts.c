@@ -98,15 +98,6 @@ struct tui_hosts {
 	bool hidden;                   /* going: its rows are left out */
 };
 
-static long long
-mono_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void
 wake(struct tui_hosts *hs)
 {
@@ -190,7 +181,7 @@ host_main(void *arg)
 	while (!hs->stop) {
 		json_t *projects = NULL, *sessions = NULL;
 		char *why = NULL;
-		long long start = mono_ms();
+		long long start = tui_now_ms();
 		struct timespec until;
 
 		pthread_mutex_unlock(&hs->mu);
@@ -327,6 +318,15 @@ host_shown_free(struct tui_host *h)
 	memset(&h->shown_s, 0, sizeof h->shown_s);
 	h->shown_st = NULL;
 	h->retired = true;
+}
+
+bool
+tui_hosts_retired(const struct tui *t)
+{
+	for (size_t i = 0; t->hosts != NULL && i < t->hosts->n; i++)
+		if (t->hosts->v[i].retired)
+			return true;
+	return false;
 }
 
 void

@@ -111,6 +111,8 @@ tui_compose(struct tui *t, bool local_changed, bool hosts_changed)
 
 	if (t->lpl == NULL || t->lsl == NULL)
 		return false;
+	if (tui_hosts_retired(t))
+		hosts_changed = true;
 	tui_hosts_rows(t, &hp, &hs);
 	st = xcalloc(ls + hs + 1, sizeof *st);
 	if (ls > 0)

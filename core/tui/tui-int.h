@@ -109,7 +109,9 @@ bool tui_hosts_take(struct tui *t);
 void tui_hosts_rows(const struct tui *t, size_t *nprojects, size_t *nsessions);
 void tui_hosts_append(const struct tui *t, struct db_project *pv, struct db_session *sv,
 		      enum session_status *st);
-/* After the model changed: the hosts' rows it no longer shows go. */
+/* Whether a host's rows were replaced since the model was made (it must
+ * be made again); after it was, the rows it no longer shows go. */
+bool tui_hosts_retired(const struct tui *t);
 void tui_hosts_release(struct tui *t);
 /* The host of a row with an id below zero, or NULL; why it failed last. */
 const char *tui_hosts_name(const struct tui *t, long long id);
