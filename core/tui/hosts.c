@@ -85,6 +85,21 @@ struct tui_job {
 	struct tui_job *next;
 };
 
+/* The selected host session's screen, asked for one at a time. */
+struct tui_peek {
+	struct tui_hosts *hs;
+	pthread_t th;
+	bool running;                  /* the loop's: a thread to join */
+	long long id;                  /* the row it is of */
+	unsigned long gen;             /* the hosts' rows when it was asked */
+	long long at;                  /* when (ms) */
+	struct strv argv;
+	/* Under hs->mu. */
+	bool done;
+	int status;
+	char *out, *err;
+};
+
 struct tui_hosts {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
@@ -96,6 +111,8 @@ struct tui_hosts {
 	char *key;                     /* the hosts as read, to see them change */
 	struct strv self;              /* this hqt and its global options */
 	bool hidden;                   /* going: its rows are left out */
+	unsigned long gen;             /* bumped when a host's rows change */
+	struct tui_peek peek;
 };
 
 static void
@@ -256,6 +273,33 @@ job_main(void *arg)
 	return NULL;
 }
 
+static void *
+peek_main(void *arg)
+{
+	struct tui_peek *k = arg;
+	struct spawn_opts o = { .timeout_ms = REMOTE_TIMEOUT_MS, .max_output = REMOTE_OUTPUT_MAX };
+	struct spawn_result res;
+	char *err = NULL;
+	int rc = spawn_capture_opts(strv_v(&k->argv), NULL, &o, &res, &err);
+
+	pthread_mutex_lock(&k->hs->mu);
+	k->done = true;
+	if (rc != 0 || res.timed_out) {
+		k->status = -1;
+		k->err = err != NULL ? err : xstrdup("no answer in time");
+		if (rc == 0)
+			spawn_result_free(&res);
+	} else {
+		k->status = res.status;
+		k->out = res.out;
+		k->err = res.err;
+	}
+	if (!k->hs->stop)
+		wake(k->hs);
+	pthread_mutex_unlock(&k->hs->mu);
+	return NULL;
+}
+
 /* ---- starting and stopping ------------------------------------------ */
 
 /* A thread that takes no signal: the TUI's handlers run in the loop's. */
@@ -386,6 +430,11 @@ tui_hosts_stop(struct tui *t)
 		free(h->target);
 		free(h->command);
 	}
+	if (hs->peek.running)
+		pthread_join(hs->peek.th, NULL);
+	strv_clear(&hs->peek.argv);
+	free(hs->peek.out);
+	free(hs->peek.err);
 	/* A verb under way there finishes there; here it is waited for. */
 	for (struct tui_job *j = hs->jobs, *next; j != NULL; j = next) {
 		next = j->next;
@@ -739,6 +788,7 @@ tui_hosts_take(struct tui *t)
 			json_decref(s);
 		} else if (s != NULL) {
 			host_take(t, h, i, h->last_projects, s);
+			hs->gen++;
 			json_decref(h->last_sessions);
 			h->last_sessions = s;
 			h->down = false;
@@ -846,4 +896,78 @@ tui_hosts_name(const struct tui *t, long long id)
 	size_t hi = TUI_REMOTE_HOST(id);
 
 	return t->hosts != NULL && id < 0 && hi < t->hosts->n ? t->hosts->v[hi].name : NULL;
+}
+
+/* ---- the preview of a host's session -------------------------------- */
+
+bool
+tui_hosts_peek_wanted(const struct tui *t, long long id, bool working)
+{
+	const struct tui_peek *k;
+
+	if (t->hosts == NULL)
+		return false;
+	k = &t->hosts->peek;
+	if (k->running)
+		return false;
+	/* Another session, the host's rows changed, or one that works (its
+	 * screen moves with no row changing): every HOSTS_EVERY_MS at most. */
+	return k->id != id || k->gen != t->hosts->gen ||
+	       (working && tui_now_ms() - k->at >= HOSTS_EVERY_MS);
+}
+
+void
+tui_hosts_peek(struct tui *t, long long id)
+{
+	struct tui_hosts *hs = t->hosts;
+	struct tui_peek *k;
+	const char *host = tui_hosts_name(t, id);
+
+	if (hs == NULL || host == NULL || hs->peek.running)
+		return;
+	k = &hs->peek;
+	strv_clear(&k->argv);
+	free(k->out);
+	free(k->err);
+	k->out = k->err = NULL;
+	k->done = false;
+	k->hs = hs;
+	k->id = id;
+	k->gen = hs->gen;
+	k->at = tui_now_ms();
+	strv_pushv(&k->argv, (const char *const *)strv_v(&hs->self));
+	strv_push(&k->argv, "peek");
+	strv_pushf(&k->argv, "%s:%lld", host, (long long)TUI_NUMBER(id));
+	k->running = start_thread(&k->th, peek_main, k);
+}
+
+bool
+tui_hosts_peek_take(struct tui *t, long long *id, char **text, bool *ok)
+{
+	struct tui_hosts *hs = t->hosts;
+	struct tui_peek *k;
+	bool done;
+
+	if (hs == NULL || !hs->peek.running)
+		return false;
+	k = &hs->peek;
+	pthread_mutex_lock(&hs->mu);
+	done = k->done;
+	pthread_mutex_unlock(&hs->mu);
+	if (!done)
+		return false;
+	pthread_join(k->th, NULL);
+	k->running = false;
+	*id = k->id;
+	*ok = k->status == 0;
+	if (*ok) {
+		*text = k->out != NULL ? k->out : xstrdup("");
+		k->out = NULL;
+	} else {
+		char *e = k->err != NULL ? k->err : (char *)"";
+		size_t n = strcspn(e, "\n");
+		*text = xstrndup(strncmp(e, "hqt: ", 5) == 0 ? e + 5 : e,
+				 strncmp(e, "hqt: ", 5) == 0 && n >= 5 ? n - 5 : n);
+	}
+	return true;
 }

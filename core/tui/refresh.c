@@ -421,12 +421,22 @@ tui_preview_update(struct tui *t)
 	}
 	if ((s = state_selected(&t->st, NULL)) == NULL)
 		return set_note(p, 0, PREVIEW_NONE, NULL);
-	/* Another machine's: its screen is a keypress away, not polled. */
-	if (s->id < 0)
+	/* Another machine's: `hqt peek HOST:N` in the background, again when
+	 * its host's rows changed or, while it works, every few seconds; the
+	 * answer comes through tui_preview_remote. */
+	if (s->id < 0) {
+		enum session_status sst = SESSION_GONE;
+
+		(void)state_selected(&t->st, &sst);
+		if (tui_hosts_peek_wanted(t, s->id, sst == SESSION_WORKING))
+			tui_hosts_peek(t, s->id);
+		if (p->id == s->id && (p->what == PREVIEW_LINES || p->what == PREVIEW_NOTE))
+			return false;
 		return set_note(p, s->id, PREVIEW_NOTE,
-				xasprintf("session %lld runs on host %s: Enter attaches over ssh",
-					  (long long)TUI_NUMBER(s->id),
-					  tui_hosts_name(t, s->id) ?: "?"));
+				xasprintf("asking host %s for the screen of session %lld...",
+					  tui_hosts_name(t, s->id) ?: "?",
+					  (long long)TUI_NUMBER(s->id)));
+	}
 	if (!t->panes_ok)
 		return set_note(p, s->id, PREVIEW_NOTE, xstrdup("tmux did not list the panes"));
 	session_window_name(s->id, name, sizeof name);
@@ -473,3 +483,36 @@ tui_preview_update(struct tui *t)
 	return changed;
 }
 
+
+bool
+tui_preview_remote(struct tui *t)
+{
+	struct preview *p = &t->st.preview;
+	const struct db_session *s = state_selected(&t->st, NULL);
+	struct strv lines = STRV_INIT;
+	long long id;
+	char *text;
+	bool ok;
+
+	if (!tui_hosts_peek_take(t, &id, &text, &ok))
+		return false;
+	/* Another session was selected meanwhile: its own peek follows. */
+	if (s == NULL || s->id != id) {
+		free(text);
+		return false;
+	}
+	if (!ok)
+		return set_note(p, id, PREVIEW_NOTE, text);
+	/* hqt peek printed it escaped; frame_text escapes it once more. */
+	session_screen_lines(text, 0, &lines);
+	free(text);
+	if (p->what == PREVIEW_LINES && p->id == id && lines_equal(&p->lines, &lines)) {
+		strv_clear(&lines);
+		return false;
+	}
+	preview_forget(p);
+	p->lines = lines;
+	p->what = PREVIEW_LINES;
+	p->id = id;
+	return true;
+}

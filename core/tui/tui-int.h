@@ -121,6 +121,15 @@ const char *const *tui_hosts_self(const struct tui *t);
 /* Run this hqt with args in the background; the message line says fmt...
  * now and its result when it ends. */
 void tui_hosts_run(struct tui *t, char *const args[], const char *fmt, ...) HQT_PRINTF(3, 4);
+/* The preview of a host's session: whether to ask for its screen again,
+ * ask (one at a time, in the background), and take the answer: true with
+ * *text (the screen, escaped by hqt peek; or why not when !*ok). */
+bool tui_hosts_peek_wanted(const struct tui *t, long long id, bool working);
+void tui_hosts_peek(struct tui *t, long long id);
+bool tui_hosts_peek_take(struct tui *t, long long *id, char **text, bool *ok);
+/* refresh.c: a host session's screen came (tui_hosts_peek): true when
+ * the preview changed. */
+bool tui_preview_remote(struct tui *t);
 /* refresh.c: join this machine's rows and the hosts' into the model. */
 bool tui_compose(struct tui *t, bool local_changed, bool hosts_changed);
 

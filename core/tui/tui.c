@@ -463,9 +463,13 @@ loop(struct tui *t)
 			break;
 		}
 		tui_watch_handle(t, p + 3, nw, tui_now_ms());
-		if ((p[3 + nw].revents & POLLIN) && tui_hosts_take(t)) {
-			tui_compose(t, false, true);
-			dirty = true;
+		if (p[3 + nw].revents & POLLIN) {
+			if (tui_hosts_take(t)) {
+				tui_compose(t, false, true);
+				dirty = true;
+			}
+			if (tui_preview_remote(t))
+				dirty = true;
 		}
 		if (p[1].revents & POLLIN) {
 			char buf[64];

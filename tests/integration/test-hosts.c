@@ -562,10 +562,13 @@ Test(hosts, the_tui_shows_a_hosts_session_drives_it_and_notifies_here)
 	run_free(&r);
 	WAIT_SHOWS("r:p", NULL);
 	WAIT_SHOWS("far1", "waiting");
+	/* its screen in the preview, through hqt peek r:1 */
+	WAIT_SHOWS("ready", NULL);
 
 	/* It starts to ask: shown, and said here. */
 	write_file(fmt("%s/ask-now", far.home), "", 0644);
 	WAIT_SHOWS("far1", "needs");
+	WAIT_SHOWS("Allow this tool?", NULL);
 	const char *nw[] = { notified, "r:1:far1" };
 	cr_expect(wait_for(file_has, nw, 10000), "no notification here: %s",
 		  slurp(notified) ?: "(none)");
