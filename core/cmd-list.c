@@ -99,71 +99,85 @@ take_remote(const char *host, const char *text, size_t len, json_t *into)
 
 /*
  * list --all: every host's `list --json` (with the same filters), asked in
- * parallel, appended to into.  A host that does not answer in time or
- * answers nonsense is one line on stderr and leaves the others alone.
- * EXIT_OK, or EXIT_FAIL when any host failed.
+ * parallel, started before this machine's own list is read (so that it
+ * overlaps the hosts' instead of adding to the slowest), collected after.
+ * A host that does not answer in time or answers nonsense is one line on
+ * stderr and leaves the others alone.
  */
-static int
-list_hosts(struct hqt_app *app, int argc, char **argv, json_t *into)
-{
-	struct db_host_list *l = NULL;
+struct host_asks {
+	struct db_host_list *l;
 	struct spawn_pending *p;
-	struct strv args = STRV_INIT;
 	char **why;
 	bool *started;
-	int rc = EXIT_OK;
+};
 
-	if (cmd_hosts(app, &l) != 0)
-		return EXIT_FAIL;
+static int
+hosts_start(struct hqt_app *app, int argc, char **argv, struct host_asks *h)
+{
+	struct strv args = STRV_INIT;
+
+	memset(h, 0, sizeof *h);
+	if (cmd_hosts(app, &h->l) != 0)
+		return -1;
 	strv_push(&args, "list");
 	strv_push(&args, "--json");
 	for (int i = 1; i < argc; i++)
 		if (strcmp(argv[i], "--all") != 0 && strcmp(argv[i], "-a") != 0 &&
 		    strcmp(argv[i], "--json") != 0)
 			strv_push(&args, argv[i]);
-	p = xcalloc(l->n + 1, sizeof *p);
-	why = xcalloc(l->n + 1, sizeof *why);
-	started = xcalloc(l->n + 1, sizeof *started);
-	/* All started first, then each waited for: the slowest decides. */
-	for (size_t i = 0; i < l->n; i++) {
-		struct remote r = { l->v[i].name, l->v[i].target, l->v[i].command };
+	h->p = xcalloc(h->l->n + 1, sizeof *h->p);
+	h->why = xcalloc(h->l->n + 1, sizeof *h->why);
+	h->started = xcalloc(h->l->n + 1, sizeof *h->started);
+	for (size_t i = 0; i < h->l->n; i++) {
+		struct remote r = { h->l->v[i].name, h->l->v[i].target, h->l->v[i].command };
 		struct strv av = STRV_INIT;
 
-		if (remote_argv(&r, strv_v(&args), false, &av, &why[i]) == 0 &&
-		    spawn_start(strv_v(&av), NULL, &p[i], &why[i]) == 0)
-			started[i] = true;
+		if (remote_argv(&r, strv_v(&args), false, &av, &h->why[i]) == 0 &&
+		    spawn_start(strv_v(&av), NULL, &h->p[i], &h->why[i]) == 0)
+			h->started[i] = true;
 		strv_clear(&av);
 	}
-	for (size_t i = 0; i < l->n; i++) {
-		struct remote r = { l->v[i].name, l->v[i].target, l->v[i].command };
+	strv_clear(&args);
+	return 0;
+}
+
+/* Each host waited for in turn (the slowest decides), its answer appended
+ * to into (NULL: only ended).  EXIT_OK, or EXIT_FAIL when any host failed. */
+static int
+hosts_collect(struct host_asks *h, json_t *into)
+{
+	int rc = EXIT_OK;
+
+	for (size_t i = 0; h->l != NULL && i < h->l->n; i++) {
+		struct remote r = { h->l->v[i].name, h->l->v[i].target, h->l->v[i].command };
 		struct spawn_opts o = { .timeout_ms = REMOTE_TIMEOUT_MS,
 					.max_output = REMOTE_OUTPUT_MAX };
 		struct spawn_result res;
 
-		if (started[i]) {
-			spawn_feed(&p[i], &o, &res);
-			if ((why[i] = remote_failure(&r, &res)) == NULL &&
+		if (h->started[i]) {
+			spawn_feed(&h->p[i], &o, &res);
+			if (into != NULL && (h->why[i] = remote_failure(&r, &res)) == NULL &&
 			    (res.status != 0 || res.out == NULL ||
 			     take_remote(r.name, res.out, res.out_len, into) != 0)) {
 				char *e = res.err != NULL ? remote_text(res.err, strcspn(res.err, "\n"))
 							  : NULL;
-				why[i] = xasprintf("host %s: its hqt's list did not answer a list%s%s",
-						   r.name, e != NULL && *e ? ": " : "", e ? e : "");
+				h->why[i] = xasprintf("host %s: its hqt's list did not answer a list%s%s",
+						      r.name, e != NULL && *e ? ": " : "", e ? e : "");
 				free(e);
 			}
 			spawn_result_free(&res);
 		}
-		if (why[i] != NULL) {
-			cmd_error("%s", why[i]);
+		if (into != NULL && h->why[i] != NULL) {
+			cmd_error("%s", h->why[i]);
 			rc = EXIT_FAIL;
 		}
-		free(why[i]);
+		free(h->why[i]);
 	}
-	free(started);
-	free(why);
-	free(p);
-	strv_clear(&args);
-	db_host_list_free(l);
+	free(h->started);
+	free(h->why);
+	free(h->p);
+	db_host_list_free(h->l);
+	memset(h, 0, sizeof *h);
 	return rc;
 }
 
@@ -226,6 +240,7 @@ cmd_list_exec(struct hqt_app *app, int argc, char **argv)
 	const char *only_project = NULL;
 	int status = -1;
 	bool json = false, every_host = false;
+	struct host_asks asks = { NULL, NULL, NULL, NULL };
 	char *err = NULL;
 	int c;
 
@@ -262,10 +277,14 @@ cmd_list_exec(struct hqt_app *app, int argc, char **argv)
 		tmux_prestart(&app->tmux);
 	if (cmd_prepare(app, &cmd_list_entry, NULL, 0, NULL) != 0)
 		return EXIT_FAIL;
+	/* The hosts' ssh first: they work while this machine's list is read. */
+	if (every_host && hosts_start(app, argc, argv, &asks) != 0)
+		return EXIT_FAIL;
 	if (only_project != NULL) {
 		if (project_find(app->db, only_project, &proj, &err) != 0) {
 			cmd_error("%s", err);
 			free(err);
+			(void)hosts_collect(&asks, NULL);
 			return EXIT_FAIL;
 		}
 	}
@@ -273,6 +292,7 @@ cmd_list_exec(struct hqt_app *app, int argc, char **argv)
 		cmd_error("%s", err);
 		free(err);
 		db_project_free(proj);
+		(void)hosts_collect(&asks, NULL);
 		return EXIT_FAIL;
 	}
 	/* Filtered after the status read: the read also records exits of the
@@ -296,7 +316,7 @@ cmd_list_exec(struct hqt_app *app, int argc, char **argv)
 		free(keep);
 		free(st);
 		db_session_list_free(l);
-		rc = list_hosts(app, argc, argv, a);
+		rc = hosts_collect(&asks, a);
 		if (json)
 			return json_print(a) == 0 ? rc : EXIT_FAIL;
 		print_all(a);
