@@ -400,7 +400,7 @@ attach_remote(struct tui *t, const struct db_session *s)
 	strv_push(&argv, "attach");
 	strv_pushf(&argv, "%s:%lld", host, (long long)TUI_NUMBER(s->id));
 	if (tmux != NULL && *tmux != '\0') {
-		struct spawn_result r;
+		struct spawn_result r = { 0 };
 
 		rc = spawn_capture(strv_v(&argv), NULL, NULL, &r, &err);
 		if (rc != 0)
