@@ -32,7 +32,10 @@ static const char MAPPED[] =
 	"api.anthropic.com platform.claude.com claude.ai "
 	"api.openai.com auth.openai.com chatgpt.com "
 	"generativelanguage.googleapis.com cloudcode-pa.googleapis.com oauth2.googleapis.com "
-	"dashscope.aliyuncs.com dashscope-intl.aliyuncs.com "
+	"coding.dashscope.aliyuncs.com coding-intl.dashscope.aliyuncs.com "
+	"token-plan.cn-beijing.maas.aliyuncs.com token-plan.ap-southeast-1.maas.aliyuncs.com "
+	"dashscope.aliyuncs.com dashscope-intl.aliyuncs.com dashscope-us.aliyuncs.com "
+	"cn-hongkong.dashscope.aliyuncs.com "
 	"api.github.com github.com api.githubcopilot.com api.individual.githubcopilot.com "
 	"api.business.githubcopilot.com api.enterprise.githubcopilot.com "
 	"telemetry.individual.githubcopilot.com proxy.individual.githubcopilot.com "
@@ -44,7 +47,11 @@ static const char CLAUDE_PLUS[] = "api.anthropic.com platform.claude.com claude.
 static const char CODEX_PLUS[] = "api.openai.com auth.openai.com chatgpt.com";
 static const char GEMINI_PLUS[] = "generativelanguage.googleapis.com cloudcode-pa.googleapis.com "
 				  "oauth2.googleapis.com";
-static const char QWEN_PLUS[] = "dashscope.aliyuncs.com dashscope-intl.aliyuncs.com";
+static const char QWEN_PLUS[] =
+	"coding.dashscope.aliyuncs.com coding-intl.dashscope.aliyuncs.com "
+	"token-plan.cn-beijing.maas.aliyuncs.com token-plan.ap-southeast-1.maas.aliyuncs.com "
+	"dashscope.aliyuncs.com dashscope-intl.aliyuncs.com dashscope-us.aliyuncs.com "
+	"cn-hongkong.dashscope.aliyuncs.com";
 static const char COPILOT_PLUS[] = "api.github.com github.com *.githubcopilot.com";
 static const char OPENCODE_PLUS[] = "opencode.ai models.opencode.ai";
 
@@ -286,13 +293,13 @@ Test(net, gemini_completes_a_turn_through_the_proxy)
 
 /* qwen with `openai` auth has no host of its own: it goes where
  * OPENAI_BASE_URL says (unset: api.openai.com, which its list lacks), here
- * DashScope's international compatible mode, as its docs set it up.  Usage
- * statistics and the update check on, as for gemini. */
+ * Model Studio's Coding Plan, international, as qwen's /auth sets it up
+ * (https://coding-intl.dashscope.aliyuncs.com/v1).  Usage statistics and
+ * the update check on, as for gemini. */
 Test(net, qwen_completes_a_turn_through_the_proxy)
 {
 	enter();
-	tenv_put(&e.te, "OPENAI_BASE_URL",
-		 "https://dashscope-intl.aliyuncs.com/compatible-mode/v1");
+	tenv_put(&e.te, "OPENAI_BASE_URL", "https://coding-intl.dashscope.aliyuncs.com/v1");
 	char *path = fmt("%s/.qwen/settings.json", e.te.home);
 	write_file(path,
 		   "{\"security\": {\"auth\": {\"selectedType\": \"openai\"}},\n"
@@ -301,8 +308,8 @@ Test(net, qwen_completes_a_turn_through_the_proxy)
 		   0600);
 	free(path);
 	tenv_put(&e.te, "QWEN_USAGE_STATISTICS_ENABLED", NULL);
-	turn("qwen", "Type your message or @path/to/file", QWEN_PLUS, "dashscope-intl.aliyuncs.com",
-	     "/compatible-mode/v1/chat/completions");
+	turn("qwen", "Type your message or @path/to/file", QWEN_PLUS,
+	     "coding-intl.dashscope.aliyuncs.com", "/v1/chat/completions");
 }
 
 /* copilot signed in (a GitHub token, as `copilot login` or GH_TOKEN gives
