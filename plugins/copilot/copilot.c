@@ -250,9 +250,15 @@ parse_event(const struct hqt_ctx *ctx, const char *line, size_t len, char *id, s
 }
 
 /*
- * With net = allow: GitHub's API (the login, the token exchange) and
- * Copilot's API hosts.  From its docs; the e2e tests use a BYOK provider on
- * loopback with COPILOT_OFFLINE=true.
+ * With net = allow: GitHub's API and login, and Copilot's API hosts (which
+ * GitHub's /copilot_internal/user names per plan: api.individual.,
+ * api.business., ..., telemetry.<plan>.githubcopilot.com).  A signed-in
+ * turn was seen through the proxy in e2e-net: api.github.com (the user,
+ * managed settings, team customizations, the releases of its update
+ * check) and api.individual.githubcopilot.com (models, agent session, MCP,
+ * /chat/completions), telemetry.individual.githubcopilot.com by the
+ * wildcard; github.com (the device-flow login) was not exercised.  A BYOK
+ * provider (COPILOT_PROVIDER_BASE_URL) is the user's to add.
  */
 static const char *const NET_ALLOW[] = {"api.github.com", "github.com", "*.githubcopilot.com",
 					NULL};

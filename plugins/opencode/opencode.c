@@ -278,11 +278,14 @@ parse_event(const struct hqt_ctx *ctx, const char *line, size_t len, char *id, s
 }
 
 /*
- * With net = allow: opencode's own model gateway and the models catalogue.
- * The providers a user configures are theirs to add to the list.  Not seen
- * in a run; the e2e tests talk to a loopback stand-in.
+ * With net = allow: opencode's own model gateway (OpenCode Zen,
+ * https://opencode.ai/zen/v1: a turn and its title request) and its models
+ * catalogue (models.opencode.ai since 1.x, no longer models.dev; without it
+ * opencode runs on the catalogue it bundles).  Seen through the proxy in
+ * e2e-net.  The providers a user configures are theirs to add to the list
+ * (`--net allow:+,their.host`).
  */
-static const char *const NET_ALLOW[] = {"opencode.ai", "models.dev", NULL};
+static const char *const NET_ALLOW[] = {"opencode.ai", "models.opencode.ai", NULL};
 
 static void
 net_allow(const struct hqt_ctx *ctx, struct hqt_strlist *out)

@@ -239,12 +239,26 @@ parse_event(const struct hqt_ctx *ctx, const char *line, size_t len, char *id, s
 }
 
 /*
- * With net = allow: Alibaba Cloud's DashScope (the OpenAI-compatible API
- * that qwen's docs set up, mainland and international).  From its docs;
- * the e2e tests talk to a loopback stand-in.  Usage statistics (aliyuncs
- * RUM) and the update check (registry.npmjs.org) are left out.
+ * With net = allow: Alibaba Cloud Model Studio, the provider qwen's own
+ * /auth offers (its presets in 0.24.4): the Coding Plan (China,
+ * international), the Token Plan (China, international) and a standard
+ * API key (Beijing, Singapore, Virginia, Hong Kong), all OpenAI-compatible.
+ * A turn at the Coding Plan's international host was seen through the
+ * proxy in e2e-net.  Another provider (qwen's `openai` auth goes to
+ * api.openai.com without OPENAI_BASE_URL; its OpenRouter, DeepSeek, ...
+ * presets) is the user's to add (`--net allow:+,their.host`).  Usage
+ * statistics (*.rum.aliyuncs.com) and the update check
+ * (registry.npmjs.org), refused in e2e-net without harm to the turn, are
+ * left out.
  */
-static const char *const NET_ALLOW[] = {"dashscope.aliyuncs.com", "dashscope-intl.aliyuncs.com",
+static const char *const NET_ALLOW[] = {"coding.dashscope.aliyuncs.com",
+					"coding-intl.dashscope.aliyuncs.com",
+					"token-plan.cn-beijing.maas.aliyuncs.com",
+					"token-plan.ap-southeast-1.maas.aliyuncs.com",
+					"dashscope.aliyuncs.com",
+					"dashscope-intl.aliyuncs.com",
+					"dashscope-us.aliyuncs.com",
+					"cn-hongkong.dashscope.aliyuncs.com",
 					NULL};
 
 static void

@@ -213,7 +213,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
                           if k.lower() not in ("authorization", "x-api-key"))
         log("== %s %s %s from %s\n%s\n%s" % (time.strftime("%H:%M:%S"), self.command, self.path,
                                              self.client_address[0], headers,
-                                             raw.decode("utf-8", "replace")[:20000]))
+                                             # no NUL: readers take the log for text
+                                             # (copilot's telemetry is gzip)
+                                             raw.decode("utf-8", "replace")[:20000]
+                                             .replace("\0", "\\0")))
         try:
             return json.loads(raw) if raw else {}
         except ValueError:
@@ -243,10 +246,44 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.body()
         path = self.path.split("?")[0]
         if path.endswith("/models"):
+            # Anthropic's list; Copilot's API (a signed-in copilot) reads
+            # the same entries' name, vendor, capabilities and endpoints
             self.send_json(200, {"data": [{"type": "model", "id": MODEL, "display_name": MODEL,
-                                           "created_at": "2026-01-01T00:00:00Z"}],
+                                           "created_at": "2026-01-01T00:00:00Z",
+                                           "object": "model", "name": MODEL,
+                                           "vendor": "Anthropic", "version": MODEL,
+                                           "preview": False, "model_picker_enabled": True,
+                                           "policy": {"state": "enabled"},
+                                           "supported_endpoints": ["/v1/messages",
+                                                                   "/chat/completions"],
+                                           "capabilities": {
+                                               "family": "claude-sonnet-4.6", "type": "chat",
+                                               "object": "model_capabilities",
+                                               "tokenizer": "o200k_base",
+                                               "limits": {"max_context_window_tokens": 200000,
+                                                          "max_output_tokens": 32000,
+                                                          "max_prompt_tokens": 128000},
+                                               "supports": {"streaming": True,
+                                                            "tool_calls": True,
+                                                            "parallel_tool_calls": True}}}],
                                  "has_more": False, "first_id": MODEL, "last_id": MODEL,
                                  "models": []})
+        elif path == "/copilot_internal/user":
+            # GitHub's answer to a signed-in Copilot CLI: who, which plan,
+            # and where its Copilot API is (the host names of that plan)
+            self.send_json(200, {
+                "login": "e2e-user", "access_type_sku": "free_limited_copilot",
+                "analytics_tracking_id": "e2e", "assigned_date": None,
+                "can_signup_for_limited": False, "chat_enabled": True,
+                "copilot_plan": "individual", "copilotignore_enabled": False,
+                "codex_agent_enabled": False, "organization_list": [],
+                "restricted_telemetry": True,
+                "endpoints": {
+                    "api": "https://api.individual.githubcopilot.com",
+                    "origin-tracker": "https://origin-tracker.individual.githubcopilot.com",
+                    "proxy": "https://proxy.individual.githubcopilot.com",
+                    "telemetry": "https://telemetry.individual.githubcopilot.com"},
+                "quota_reset_date": "2099-01-01", "quota_snapshots": {}})
         else:
             self.send_json(404, {"type": "error", "error": {"type": "not_found_error",
                                                             "message": "not here"}})
