@@ -238,6 +238,11 @@ far_command(void)
 		if (v != NULL)
 			cmd = fmt("%s %s=%s", cmd, names[i], q(v));
 	}
+	/* Its tmux servers where tenv_free looks for them (a TMUX_TMPDIR of
+	 * the hostile pass's: ssh's clean environment would put them in
+	 * /tmp/tmux-UID, out of reach, and they would outlive the test). */
+	if (getenv("TMUX_TMPDIR") != NULL)
+		cmd = fmt("%s TMUX_TMPDIR=%s", cmd, q(getenv("TMUX_TMPDIR")));
 	return fmt("%s HQT_PLUGIN_DIR=%s %s", cmd, q(getenv("HQT_TEST_PLUGIN_DIR")), q(hqt_bin()));
 }
 
