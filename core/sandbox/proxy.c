@@ -937,9 +937,14 @@ proxy_wait_ready(struct proxy *p, int timeout_ms, char **err)
 		r = waitpid(p->pid, &status, WNOHANG);
 		if (r == p->pid || (r < 0 && errno == ECHILD)) {
 			char *words = last_words(p);
+			/* Ended without a word from bwrap or squid, its status
+			 * gone (seen rarely on a loaded machine, in a process
+			 * whose SIGCHLD disposition is not ours to know): once
+			 * more, as for a port someone took. */
+			bool mute = r < 0 && strcmp(words, "(it said nothing)") == 0;
 
 			forget_child(p);
-			if (port_taken(p) && p->tries < PROXY_TRIES) {
+			if ((port_taken(p) || mute) && p->tries < PROXY_TRIES) {
 				free(words);
 				p->port = 0;
 				if (launch(p, err) != 0)
