@@ -714,6 +714,31 @@ parent_of(pid_t pid)
 	return (pid_t)ppid;
 }
 
+/* Whether pid runs a bwrap of this proxy: its argv binds p's run
+ * directory (the init bwrap forks has bwrap's argv). */
+static bool
+runs_ours(const struct proxy *p, pid_t pid)
+{
+	char path[64], buf[8192];
+	size_t want = strlen(p->rundir);
+	ssize_t len;
+	int fd;
+
+	snprintf(path, sizeof path, "/proc/%d/cmdline", (int)pid);
+	if ((fd = open(path, O_RDONLY | O_CLOEXEC)) < 0)
+		return false;
+	len = read(fd, buf, sizeof buf - 1);
+	close(fd);
+	if (len <= 0)
+		return false;
+	buf[len] = '\0';
+	for (ssize_t i = 0; i < len; i += (ssize_t)strlen(buf + i) + 1)
+		if (strcmp(buf + i, "--bind") == 0 && i + 7 < len &&
+		    strncmp(buf + i + 7, p->rundir, want) == 0 && buf[i + 7 + want] == '\0')
+			return true;
+	return false;
+}
+
 /*
  * The init of squid's pid namespace, from bwrap's --info-fd ({"child-pid":
  * N, ...}, written whole in one write), once bwrap wrote it or ended; then
@@ -748,7 +773,9 @@ read_info(struct proxy *p, int wait_ms)
 		if (errno != 0 || end == k || v <= 1 || v > INT_MAX)
 			return;
 		p->pidfd = (int)syscall(SYS_pidfd_open, (pid_t)v, 0);
-		if (p->pidfd >= 0 && parent_of((pid_t)v) != p->pid) {
+		/* bwrap's child, or (bwrap gone already) one that runs bwrap
+		 * with our run directory. */
+		if (p->pidfd >= 0 && parent_of((pid_t)v) != p->pid && !runs_ours(p, (pid_t)v)) {
 			close(p->pidfd);
 			p->pidfd = -1;
 			return;
@@ -909,8 +936,14 @@ forget_child(struct proxy *p)
 		close(p->bwrap_fd);
 		p->bwrap_fd = -1;
 	}
-	if (p->pidfd >= 0)
+	/* And the init of squid's pid namespace: when bwrap ended early it
+	 * can outlive it, childless and asleep (seen after a start that
+	 * failed on a loaded machine, and once in hqt doctor's probe). */
+	read_info(p, 0);
+	if (p->pidfd >= 0) {
+		(void)syscall(SYS_pidfd_send_signal, p->pidfd, SIGKILL, NULL, 0);
 		close(p->pidfd);
+	}
 	if (p->info_fd >= 0)
 		close(p->info_fd);
 	p->pidfd = p->info_fd = -1;
