@@ -14,6 +14,10 @@
 #                  and allow:+, the default (hqt-launch also starts the
 #                  session's squid beside bwrap; `hqt new` does not wait for
 #                  it, its CPU lands on the machine all the same).
+#                  Then a writable start in a git project (--net on): hqt
+#                  makes a worktree and a private git store each time,
+#                  against `git worktree add` then a raw window of such a
+#                  session's bwrap argv (WORKTREE= empty leaves it out).
 #
 # The raw side runs that argv minus the descriptors hqt-launch opens and a
 # plain tmux window does not have: `--seccomp 3` (the filter hqt compiles),
@@ -146,6 +150,71 @@ for net in $NETS; do
 		"$HQT" new bench sleeper --sandbox --net "$net" --vs \
 		tmux -L "$sock" new-window -d -t hqt: -c "$root/project" "${raw[@]}"
 done
+
+# A writable start in a git project (issue 22): hqt makes the session's
+# worktree (`git worktree add`, a checkout of the project's files) and its
+# private git store, then starts the same kind of sandbox, which also binds
+# the store's git directory and its one-line .git file.  The raw side is
+# what a person would run for the same: `git worktree add` of a new branch,
+# then a raw `tmux new-window -d` of such a session's bwrap argv (as `hqt
+# show --json` gives it, made runnable as above) pointed at the new
+# worktree; two whole processes, no shell between (bench-timer's --then).
+# hqt's store (a few files, one `git config`, one `update-ref`) is all on
+# its side.
+if [ -n "${WORKTREE-1}" ]; then
+	git=(git -c user.name=bench -c user.email=bench@example.com)
+	mkdir -p "$root/gitproject/src" "$root/gitproject/docs" "$root/rawwt"
+	for i in $(seq 1 150); do echo "int f$i(void) { return $i; }" >"$root/gitproject/src/f$i.c"; done
+	for i in $(seq 1 50); do echo "# page $i" >"$root/gitproject/docs/p$i.md"; done
+	"${git[@]}" -C "$root/gitproject" init -q -b main
+	"${git[@]}" -C "$root/gitproject" add -A
+	"${git[@]}" -C "$root/gitproject" commit -qm "200 files"
+	"$HQT" project add benchgit "$root/gitproject" >/dev/null
+	n=$("$HQT" new benchgit sleeper --sandbox --net on --fs rw --worktree)
+	case $("$HQT" show "$n") in
+	*"git store "*) ;;
+	*) echo "sandbox-bench: the worktree session has no git store" >&2; exit 1 ;;
+	esac
+	# The argv, its worktree WT moved to RAWWT: the worktree's own bind
+	# and every mount point under it (the sources of hqt's placeholders
+	# and of the store's .git file stay where they are).
+	json=$("$HQT" show "$n" --json)
+	wt_argv() {
+		python3 -c '
+import json, sys
+s = json.loads(sys.argv[1]); wt = s["worktree"]; new = sys.argv[2]
+argv = s["argv"]
+def moved(p):
+    return new + p[len(wt):] if p == wt or p.startswith(wt + "/") else p
+out, i = [], 0
+while i < len(argv):
+    a = argv[i]
+    if a in ("--seccomp", "--info-fd", "--block-fd"):
+        i += 2
+        continue
+    if a in ("--bind", "--ro-bind", "--dev-bind") and i + 2 < len(argv):
+        src, dst = argv[i + 1], argv[i + 2]
+        out += [a, moved(src) if src == wt else src, moved(dst)]
+        i += 3
+        continue
+    if a == "--chdir":
+        out += [a, moved(argv[i + 1])]
+        i += 2
+        continue
+    out.append(a)
+    i += 1
+print("\n".join(out))' "$json" "$1"
+	}
+	mapfile -t raw < <(wt_argv "$root/rawwt/check")
+	"${git[@]}" -C "$root/gitproject" worktree add -q -b raw/check "$root/rawwt/check"
+	check_raw raw-check-wt
+	mapfile -t raw < <(wt_argv "$root/rawwt/{}")
+	echo "new --sandbox --fs rw --worktree, a project of 200 files (a worktree and a git store each)"
+	pair sbx-wt 1.5 "hqt new --sandbox --worktree" "git worktree add; tmux new-window" \
+		"$HQT" new benchgit sleeper --sandbox --net on --fs rw --worktree --vs \
+		git -C "$root/gitproject" worktree add -q -b "raw/{}" "$root/rawwt/{}" --then \
+		tmux -L "$sock" new-window -d -t hqt: -c "$root/gitproject" "${raw[@]}"
+fi
 
 echo "for scale: without the sandbox"
 pair plain - "hqt new --sandbox --net on" "hqt new" \

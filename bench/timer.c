@@ -4,7 +4,8 @@
  * command substitution.
  *
  *   bench-timer [-n RUNS] [-w WARMUP] [-g GOAL] [-s PID] [-a LABEL] [-b LABEL]
- *               [-k NAME] [-r FILE] -- COMMAND [ARG...] [--vs COMMAND [ARG...]]
+ *               [-k NAME] [-r FILE] -- SIDE [--vs SIDE]
+ *   SIDE:       COMMAND [ARG...] [--then COMMAND [ARG...]]...
  *
  * Each run: the monotonic clock read, posix_spawn (glibc clones with
  * CLONE_VM|CLONE_VFORK, so the parent copies nothing and resumes once the
@@ -14,6 +15,12 @@
  * nanoseconds in /proc/PID/schedstat, read just outside the interval.
  * Standard input and output are /dev/null, standard error is kept; a
  * command that fails stops the benchmark (its time would measure nothing).
+ *
+ * A side of several commands (--then) runs them one after the other, each
+ * spawned and reaped as above, all inside the one interval: what a person
+ * would type one after the other, with no shell between them.  "{}" in an
+ * argument is the run's number (0, 1, ...; the warm-up counts), put in
+ * before the clock starts, for commands that need a new name each run.
  *
  * With --vs, A and B run in pairs, alternately first, WARMUP pairs
  * untimed, then RUNS pairs; the figure quoted is the median of the RUNS
@@ -46,10 +53,13 @@ extern char **environ;
 
 #define MAX_RUNS 100000
 
+#define MAX_CMDS 8
+
 struct side {
-	char **argv;
+	char **argv[MAX_CMDS];       /* its commands, run one after the other */
+	int ncmd;
 	const char *label;
-	char *path;                  /* argv[0] found on PATH once, outside the clock */
+	char *path[MAX_CMDS];        /* argv[0] found on PATH once, outside the clock */
 	double *wall, *cpu, *server; /* per run, ms */
 };
 
@@ -57,7 +67,8 @@ struct side {
 static void
 drop(struct side *s)
 {
-	free(s->path);
+	for (int c = 0; c < s->ncmd; c++)
+		free(s->path[c]);
 	free(s->wall);
 	free(s->cpu);
 	free(s->server);
@@ -153,43 +164,118 @@ schedstat_ns(pid_t pid)
 
 static posix_spawn_file_actions_t actions;
 
-/* One whole run of SIDE: its wall time, CPU and the server's CPU. */
-static void
-run_once(struct side *s, pid_t server, int slot)
+/* ARGV with every "{}" replaced by RUN, in new memory (free_argv). */
+static char **
+with_run(char **argv, int run)
 {
-	struct timespec t0, t1;
-	struct rusage ru;
-	long long s0, s1;
-	pid_t pid;
-	int rc, status;
+	char num[16], **out;
+	int n = 0;
 
+	while (argv[n] != NULL)
+		n++;
+	out = xcalloc((size_t)n + 1, sizeof *out);
+	snprintf(num, sizeof num, "%d", run);
+	for (int i = 0; i < n; i++) {
+		const char *p = argv[i], *m;
+		size_t len = strlen(p) + 1, k = 0;
+
+		for (m = p; (m = strstr(m, "{}")) != NULL; m += 2)
+			len += strlen(num);
+		out[i] = xcalloc(len, 1);
+		while ((m = strstr(p, "{}")) != NULL) {
+			memcpy(out[i] + k, p, (size_t)(m - p));
+			k += (size_t)(m - p);
+			memcpy(out[i] + k, num, strlen(num));
+			k += strlen(num);
+			p = m + 2;
+		}
+		memcpy(out[i] + k, p, strlen(p) + 1);
+	}
+	return out;
+}
+
+static void
+free_argv(char **argv)
+{
+	for (char **a = argv; *a != NULL; a++)
+		free(*a);
+	free(argv);
+}
+
+/* One whole run of SIDE (number RUN): its wall time, CPU and the
+ * server's CPU. */
+static void
+run_once(struct side *s, pid_t server, int run, int slot)
+{
+	char **argv[MAX_CMDS];
+	struct timespec t0, t1;
+	double cpu = 0;
+	long long s0, s1;
+	int c;
+
+	for (c = 0; c < s->ncmd; c++)
+		argv[c] = with_run(s->argv[c], run);
 	s0 = schedstat_ns(server);
 	clock_gettime(CLOCK_MONOTONIC, &t0);
-	rc = posix_spawn(&pid, s->path, &actions, NULL, s->argv, environ);
-	if (rc != 0) {
-		errno = rc;
-		perror(s->path);
-		exit(1);
-	}
-	while (wait4(pid, &status, 0, &ru) < 0)
-		if (errno != EINTR) {
-			perror("bench-timer: wait4");
+	for (c = 0; c < s->ncmd; c++) {
+		struct rusage ru;
+		pid_t pid;
+		int rc, status;
+
+		rc = posix_spawn(&pid, s->path[c], &actions, NULL, argv[c], environ);
+		if (rc != 0) {
+			errno = rc;
+			perror(s->path[c]);
 			exit(1);
 		}
+		while (wait4(pid, &status, 0, &ru) < 0)
+			if (errno != EINTR) {
+				perror("bench-timer: wait4");
+				exit(1);
+			}
+		if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+			fprintf(stderr,
+				"bench-timer: '%s' failed (%s %d in '%s'): its time would measure "
+				"nothing\n",
+				s->label, WIFEXITED(status) ? "exit" : "signal",
+				WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status),
+				argv[c][0]);
+			exit(1);
+		}
+		cpu += tv_ms(&ru.ru_utime) + tv_ms(&ru.ru_stime);
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t1);
 	s1 = schedstat_ns(server);
-	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-		fprintf(stderr,
-			"bench-timer: '%s' failed (%s %d): its time would measure nothing\n",
-			s->label, WIFEXITED(status) ? "exit" : "signal",
-			WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
-		exit(1);
-	}
+	for (c = 0; c < s->ncmd; c++)
+		free_argv(argv[c]);
 	if (slot < 0)
 		return;
 	s->wall[slot] = ms_of(&t0, &t1);
-	s->cpu[slot] = tv_ms(&ru.ru_utime) + tv_ms(&ru.ru_stime);
+	s->cpu[slot] = cpu;
 	s->server[slot] = s0 >= 0 && s1 >= 0 ? (double)(s1 - s0) / 1e6 : -1;
+}
+
+/* Split the side starting at ARGV (NULL-ended) at each "--then", its
+ * programs found on PATH. */
+static void
+set_side(struct side *s, char **argv)
+{
+	s->ncmd = 0;
+	s->argv[s->ncmd++] = argv;
+	for (char **a = argv; *a != NULL; a++)
+		if (strcmp(*a, "--then") == 0) {
+			if (s->ncmd == MAX_CMDS)
+				die("more than %s commands on a side", "8");
+			*a = NULL;
+			s->argv[s->ncmd++] = a + 1;
+		}
+	for (int c = 0; c < s->ncmd; c++) {
+		if (s->argv[c][0] == NULL)
+			die("%s", "an empty command on a side");
+		s->path[c] = find_program(s->argv[c][0]);
+	}
+	if (s->label == NULL)
+		s->label = argv[0];
 }
 
 static int
@@ -245,8 +331,8 @@ static void
 usage(FILE *f)
 {
 	fputs("usage: bench-timer [-n RUNS] [-w WARMUP] [-g GOAL] [-s SERVER_PID] [-a LABEL]\n"
-	      "                   [-b LABEL] [-k NAME] [-r FILE] -- COMMAND [ARG...]\n"
-	      "                   [--vs COMMAND [ARG...]]\n",
+	      "                   [-b LABEL] [-k NAME] [-r FILE] -- SIDE [--vs SIDE]\n"
+	      "  SIDE: COMMAND [ARG...] [--then COMMAND [ARG...]]...  ({} in an ARG: the run's number)\n",
 	      f);
 }
 
@@ -313,24 +399,21 @@ main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	a.argv = argv + optind;
+	a.argv[0] = argv + optind;
 	for (i = optind; i < argc; i++)
 		if (strcmp(argv[i], "--vs") == 0) {
 			argv[i] = NULL;
-			b.argv = argv + i + 1;
+			b.argv[0] = argv + i + 1;
 			have_b = 1;
 			break;
 		}
-	if (a.argv[0] == NULL || (have_b && b.argv[0] == NULL)) {
+	if (a.argv[0][0] == NULL || (have_b && b.argv[0][0] == NULL)) {
 		usage(stderr);
 		return 2;
 	}
-	a.path = find_program(a.argv[0]);
-	a.label = a.label ? a.label : a.argv[0];
-	if (have_b) {
-		b.path = find_program(b.argv[0]);
-		b.label = b.label ? b.label : b.argv[0];
-	}
+	set_side(&a, a.argv[0]);
+	if (have_b)
+		set_side(&b, b.argv[0]);
 	have_server = server > 0 && schedstat_ns(server) >= 0;
 	if (server > 0 && !have_server)
 		fprintf(stderr, "bench-timer: no /proc/%d/schedstat: server CPU not counted\n",
@@ -351,13 +434,13 @@ main(int argc, char **argv)
 		int slot = i < warmup ? -1 : i - warmup;
 
 		if (!have_b) {
-			run_once(&a, server, slot);
+			run_once(&a, server, i, slot);
 		} else if (i % 2 == 0) {
-			run_once(&a, server, slot);
-			run_once(&b, server, slot);
+			run_once(&a, server, i, slot);
+			run_once(&b, server, i, slot);
 		} else {
-			run_once(&b, server, slot);
-			run_once(&a, server, slot);
+			run_once(&b, server, i, slot);
+			run_once(&a, server, i, slot);
 		}
 	}
 

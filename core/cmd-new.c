@@ -45,13 +45,16 @@ const struct cmd_entry cmd_new_entry = {
 		"  --no-worktree     run it in the project itself\n"
 		"  --attach          attach to it once started (as hqt attach)\n"
 		"  --dry-run         print the exact command that would run; start nothing\n"
+		"                    (with a worktree to be made: the command in the project,\n"
+		"                    the worktree does not exist yet)\n"
 		"\n"
 		"PROJECT '.' is the current directory: its project, or a new one named after\n"
 		"it (registered as hqt project add would, with a line on stderr saying so).\n"
 		"A sandbox that cannot be had is an error: nothing is written or started.\n"
 		"Without --worktree/--no-worktree, [sessions] worktree decides (default ask:\n"
 		"a sandboxed writable session in a git project gets a worktree: a checkout of\n"
-		"its own, its git read-only; you review and commit its changes outside).\n"
+		"its own, whose commits go to a git store of its own and reach its branch\n"
+		"through hqt sync, checked by git's fsck; see hqt sync --help).\n"
 		"Sandboxed sessions run with the harness's permission prompts skipped.\n",
 	.exec = cmd_new_exec,
 	.needs = CMD_DB,

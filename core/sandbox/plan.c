@@ -286,7 +286,9 @@ plan_git(struct plan *pl, bool fs_rw, const char *home, const char *git_file)
 			 * git directories lives in it (config, commondir,
 			 * worktrees/, modules/, info/, hooks/, the index with
 			 * its skip-worktree bits), and a list of those names
-			 * would miss the next one.  Commits happen outside.
+			 * would miss the next one.  A session in a worktree
+			 * commits into its git store (sandbox_input.git_file),
+			 * never here.
 			 */
 			protect_path(pl, dotgit);
 			if (hp != NULL) {
