@@ -4,7 +4,7 @@
  * command substitution.
  *
  *   bench-timer [-n RUNS] [-w WARMUP] [-g GOAL] [-s PID] [-a LABEL] [-b LABEL]
- *               [-k NAME] [-r FILE] -- SIDE [--vs SIDE]
+ *               [-k NAME] [-r FILE] [-i FILE] -- SIDE [--vs SIDE]
  *   SIDE:       COMMAND [ARG...] [--then COMMAND [ARG...]]...
  *
  * Each run: the monotonic clock read, posix_spawn (glibc clones with
@@ -13,7 +13,7 @@
  * child's CPU plus that of the children it reaped (hqt's tmux client); -s
  * PID adds a process that is no child (the tmux server) through the
  * nanoseconds in /proc/PID/schedstat, read just outside the interval.
- * Standard input and output are /dev/null, standard error is kept; a
+ * Standard input (-i FILE: that file) and output are /dev/null, standard error is kept; a
  * command that fails stops the benchmark (its time would measure nothing).
  *
  * A side of several commands (--then) runs them one after the other, each
@@ -331,7 +331,7 @@ static void
 usage(FILE *f)
 {
 	fputs("usage: bench-timer [-n RUNS] [-w WARMUP] [-g GOAL] [-s SERVER_PID] [-a LABEL]\n"
-	      "                   [-b LABEL] [-k NAME] [-r FILE] -- SIDE [--vs SIDE]\n"
+	      "                   [-b LABEL] [-k NAME] [-r FILE] [-i INPUT] -- SIDE [--vs SIDE]\n"
 	      "  SIDE: COMMAND [ARG...] [--then COMMAND [ARG...]]...  ({} in an ARG: the run's number)\n",
 	      f);
 }
@@ -353,13 +353,13 @@ int
 main(int argc, char **argv)
 {
 	struct side a = { .label = NULL }, b = { .label = NULL };
-	const char *name = "pair", *raw = NULL;
+	const char *name = "pair", *raw = NULL, *input = "/dev/null";
 	double goal = 0;
 	int runs = 30, warmup = 3, opt, i, have_b = 0, have_server;
 	pid_t server = 0;
 	char *end;
 
-	while ((opt = getopt(argc, argv, "+n:w:g:s:a:b:k:r:h")) != -1) {
+	while ((opt = getopt(argc, argv, "+n:w:g:s:a:b:k:r:i:h")) != -1) {
 		switch (opt) {
 		case 'n':
 		case 'w': {
@@ -391,6 +391,7 @@ main(int argc, char **argv)
 		case 'b': b.label = optarg; break;
 		case 'k': name = optarg; break;
 		case 'r': raw = optarg; break;
+		case 'i': input = optarg; break;
 		case 'h': usage(stdout); return 0;
 		default: usage(stderr); return 2;
 		}
@@ -420,7 +421,9 @@ main(int argc, char **argv)
 			(int)server);
 
 	posix_spawn_file_actions_init(&actions);
-	posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+	if (access(input, R_OK) != 0)
+		die("cannot read '%s'", input);
+	posix_spawn_file_actions_addopen(&actions, 0, input, O_RDONLY, 0);
 	posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
 	a.wall = xcalloc((size_t)runs, sizeof(double));
 	a.cpu = xcalloc((size_t)runs, sizeof(double));
