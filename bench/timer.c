@@ -13,8 +13,9 @@
  * child's CPU plus that of the children it reaped (hqt's tmux client); -s
  * PID adds a process that is no child (the tmux server) through the
  * nanoseconds in /proc/PID/schedstat, read just outside the interval.
- * Standard input (-i FILE: that file) and output are /dev/null, standard error is kept; a
- * command that fails stops the benchmark (its time would measure nothing).
+ * Standard input (with -i FILE: that file, opened anew for each run) and
+ * output are /dev/null, standard error is kept; a command that fails stops
+ * the benchmark (its time would measure nothing).
  *
  * A side of several commands (--then) runs them one after the other, each
  * spawned and reaped as above, all inside the one interval: what a person
