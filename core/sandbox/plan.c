@@ -4,8 +4,8 @@
 #include "git.h"
 #include "util.h"
 
+#include <ctype.h>
 #include <errno.h>
-#include <ini.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -191,45 +191,134 @@ plan_state(struct plan *pl, const char *path, char **err)
 	return 0;
 }
 
-struct hooks_path {
-	char *value;
-};
-
-/* inih reads hqt.ini; git's config is close enough to find one key in it. */
-static int
-git_config_handler(void *user, const char *section, const char *name, const char *value)
+/*
+ * core.hooksPath as git reads it from one config file (the last one set;
+ * NULL when none), in new memory.  Not inih: git indents its keys with a
+ * tab, which Debian's inih (built with INI_ALLOW_MULTILINE) reads as the
+ * previous key's continuation, so every key after the first was lost.
+ * What is read: "[section]" or "[section \"sub\"]" headers (a key may
+ * follow on the same line), "name = value" and a bare "name" (true), "#"
+ * and ";" comments, a value's quoted parts with git's escapes (\" \\ \n
+ * \t \b) and a trailing backslash continuing it on the next line.
+ * Includes are not followed: this is the repository's own file.
+ */
+static char *
+git_config_get(const char *file, const char *section, const char *key)
 {
-	struct hooks_path *h = user;
+	size_t len = 0;
+	char *text = read_file(file, 1 << 20, &len), *p, *out = NULL, *val;
+	bool in = false;
 
-	if (strcasecmp(section, "core") == 0 && strcasecmp(name, "hookspath") == 0 &&
-	    value != NULL) {
-		size_t n = strlen(value);
-		free(h->value);
-		if (n >= 2 && value[0] == '"' && value[n - 1] == '"')
-			h->value = xstrndup(value + 1, n - 2);
-		else
-			h->value = xstrdup(value);
+	if (text == NULL)
+		return NULL;
+	val = xmalloc(len + 1);
+	for (p = text; p < text + len;) {
+		char *name, *name_end;
+
+		while (*p == ' ' || *p == '\t' || *p == '\r')
+			p++;
+		if (*p == '[') {
+			char *sec = ++p;
+
+			while (*p != '\0' && *p != ']' && *p != '\n' && *p != ' ' && *p != '\t' &&
+			       *p != '"')
+				p++;
+			in = (size_t)(p - sec) == strlen(section) &&
+			     strncasecmp(sec, section, (size_t)(p - sec)) == 0;
+			while (*p != '\0' && *p != ']' && *p != '\n')
+				p++;
+			if (*p != ']')
+				in = false; /* (a subsection is another section) */
+			else if (p[-1] == '"' || memchr(sec, '"', (size_t)(p - sec)) != NULL)
+				in = false;
+			if (*p == ']')
+				p++;
+			continue;
+		}
+		if (*p == '#' || *p == ';' || *p == '\n' || *p == '\0') {
+			while (*p != '\0' && *p != '\n')
+				p++;
+			if (*p == '\n')
+				p++;
+			continue;
+		}
+		name = p;
+		while (isalnum((unsigned char)*p) || *p == '-')
+			p++;
+		name_end = p;
+		while (*p == ' ' || *p == '\t')
+			p++;
+		/* The value, with quotes, escapes and continuations undone. */
+		char *v = val;
+		bool quoted = false, is_key = name_end > name;
+
+		if (*p == '=') {
+			char *last_plain = val;
+
+			p++;
+			while (*p == ' ' || *p == '\t')
+				p++;
+			for (; *p != '\0'; p++) {
+				if (*p == '\n')
+					break;
+				if (!quoted && (*p == '#' || *p == ';')) {
+					while (*p != '\0' && *p != '\n')
+						p++;
+					break;
+				}
+				if (*p == '"') {
+					quoted = !quoted;
+					last_plain = v;
+					continue;
+				}
+				if (*p == '\\' && p[1] != '\0') {
+					p++;
+					*v++ = *p == 'n' ? '\n' : *p == 't' ? '\t' : *p == 'b' ? '\b' : *p;
+					if (*p == '\n')
+						v--; /* a continuation */
+					last_plain = v;
+					continue;
+				}
+				*v++ = *p;
+				if (quoted || (*p != ' ' && *p != '\t'))
+					last_plain = v;
+			}
+			v = last_plain; /* trailing blanks outside quotes go */
+		} else if (*p != '\n' && *p != '\0' && *p != '#' && *p != ';')
+			is_key = false;
+		*v = '\0';
+		if (in && is_key && (size_t)(name_end - name) == strlen(key) &&
+		    strncasecmp(name, key, strlen(key)) == 0) {
+			free(out);
+			out = xstrdup(val);
+		}
+		while (*p != '\0' && *p != '\n')
+			p++;
+		if (*p == '\n')
+			p++;
 	}
-	return 1;
+	free(val);
+	free(text);
+	return out;
 }
 
+/* core.hooksPath in config, as a path: ~/ is home, a relative one the
+ * working tree's; NULL when unset or empty. */
 static char *
 git_hooks_path(const char *config, const char *worktree, const char *home)
 {
-	struct hooks_path h = { NULL };
-	char *out = NULL;
+	char *v = git_config_get(config, "core", "hookspath"), *out = NULL;
 
-	if (ini_parse(config, git_config_handler, &h) < 0 || h.value == NULL ||
-	    h.value[0] == '\0')
+	if (v == NULL || v[0] == '\0')
 		goto done;
-	if (h.value[0] == '/')
-		out = xstrdup(h.value);
-	else if (h.value[0] == '~' && (h.value[1] == '/' || h.value[1] == '\0'))
-		out = xasprintf("%s%s", home, h.value + 1);
+	if (v[0] == '/')
+		out = xstrdup(v);
+	else if (v[0] == '~' && (v[1] == '/' || v[1] == '\0'))
+		out = xasprintf("%s%s", home, v + 1);
 	else
-		out = path_join(worktree, h.value);
+		out = path_join(worktree, v);
 done:
-	free(h.value);
+	free(v);
 	return out;
 }
 
@@ -256,6 +345,29 @@ git_pointer(const char *file, const char *prefix, const char *base)
 	return out;
 }
 
+/*
+ * The directory core.hooksPath names in CONFIG, when it lies inside the
+ * project: read-only (made first when missing, so the session cannot make
+ * it).  A relative path is the working tree's (git runs hooks from its
+ * top), so `.githooks` in a worktree's repository means the worktree's own.
+ */
+static void
+protect_hooks(struct plan *pl, const char *config, const char *home)
+{
+	char *hp = git_hooks_path(config, pl->project, home), *r;
+
+	if (hp == NULL)
+		return;
+	r = resolve_path(hp);
+	if (r != NULL && path_under(r, pl->project) && !path_under(pl->project, r)) {
+		if (access(r, F_OK) != 0)
+			push_unique(&pl->mk_dirs, r);
+		protect_path(pl, r);
+	}
+	free(r);
+	free(hp);
+}
+
 static void
 plan_git(struct plan *pl, bool fs_rw, const char *home, const char *git_file)
 {
@@ -279,7 +391,6 @@ plan_git(struct plan *pl, bool fs_rw, const char *home, const char *git_file)
 	if (S_ISDIR(st.st_mode)) {
 		if (fs_rw) {
 			char *cfg = path_join(dotgit, "config");
-			char *hp = git_hooks_path(cfg, pl->project, home);
 			/*
 			 * The whole git directory, read-only: everything git
 			 * reads as configuration, hooks or the place of other
@@ -291,16 +402,7 @@ plan_git(struct plan *pl, bool fs_rw, const char *home, const char *git_file)
 			 * never here.
 			 */
 			protect_path(pl, dotgit);
-			if (hp != NULL) {
-				char *r = resolve_path(hp);
-				if (r != NULL && path_under(r, pl->project) && !path_under(pl->project, r)) {
-					if (access(r, F_OK) != 0)
-						push_unique(&pl->mk_dirs, r);
-					protect_path(pl, r);
-				}
-				free(r);
-			}
-			free(hp);
+			protect_hooks(pl, cfg, home);
 			free(cfg);
 		}
 	} else if (S_ISREG(st.st_mode)) {
@@ -323,6 +425,19 @@ plan_git(struct plan *pl, bool fs_rw, const char *home, const char *git_file)
 			char *cf = path_join(gd, "commondir");
 			char *common = git_pointer(cf, "", gd);
 			const char *top = common != NULL && path_under(gd, common) ? common : gd;
+
+			/* The hooks your git runs in this worktree: the
+			 * repository's core.hooksPath (and the worktree's own
+			 * config.worktree), as for a .git directory above. */
+			if (fs_rw) {
+				char *cfg = path_join(top, "config");
+				char *wcfg = path_join(gd, "config.worktree");
+
+				protect_hooks(pl, cfg, home);
+				protect_hooks(pl, wcfg, home);
+				free(wcfg);
+				free(cfg);
+			}
 
 			if (!path_under(pl->project, top) && !path_under(pl->home, top) &&
 			    strcmp(top, "/") != 0) {

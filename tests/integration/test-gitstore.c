@@ -901,7 +901,9 @@ Test(gitstore, malformed_objects_are_refused_and_leave_nothing)
  * no inode with the repository's objects and a hard link across gives
  * EXDEV.  Then `rm --force` removes the store, whose objects/evil links to
  * a directory of the host's, without following it (the directory
- * survives), and the hidden refs.
+ * survives), and the hidden refs.  The repository's core.hooksPath
+ * (`.githooks`, relative: the worktree's own for a git run there) is
+ * read-only in the worktree too, an existing hook and a new one.
  */
 Test(gitstore, walls_hold_and_rm_force_follows_no_link)
 {
@@ -913,9 +915,15 @@ Test(gitstore, walls_hold_and_rm_force_follows_no_link)
 	if (!bwrap_ok())
 		cr_skip_test("no usable bubblewrap here");
 	write_file(fmt("%s/keep.txt", keep), "keep\n", 0644);
+	sh(proj, "git config core.hooksPath .githooks && mkdir .githooks && "
+		 "printf '#!/bin/sh\\nexit 0\\n' > .githooks/pre-commit && "
+		 "chmod +x .githooks/pre-commit && git add .githooks && "
+		 "git -c user.name=t -c user.email=t@t commit -qm hooks");
 	agent(fmt("d=$c/worktrees/${PWD##*/}; h=$(git rev-parse HEAD)\n"
 		  "o=$(git rev-parse HEAD:a.txt); o=$c/objects/${o:0:2}/${o:2}\n"
 		  "test -f $d/HEAD && test -f $o && echo FOUND ok\n"
+		  "try HOOKW sh -c 'echo \"touch /tmp/x\" >> .githooks/pre-commit'\n"
+		  "try HOOKNEW sh -c 'echo \"touch /tmp/x\" > .githooks/post-checkout'\n"
 		  "try DOTGIT sh -c 'echo gitdir: /tmp > .git'\n"
 		  "try RMDOTGIT rm -f .git\n"
 		  "try MVDOTGIT mv .git .t/moved\n"
@@ -949,9 +957,10 @@ Test(gitstore, walls_hold_and_rm_force_follows_no_link)
 						  "PLANT ok", "COMMIT ok" };
 		static const char *const refused[] = { "DOTGIT", "RMDOTGIT", "MVDOTGIT", "UMOUNT",
 						       "UMOUNTL", "UNSHARE", "OBJ", "OBJW", "PACK",
-						       "REF", "PACKED", "ADMIN", "CONFIG", "LINK" };
+						       "REF", "PACKED", "ADMIN", "CONFIG", "LINK",
+						       "HOOKW", "HOOKNEW" };
 		static const char *const erofs[] = { "OBJ", "PACK", "REF", "PACKED", "ADMIN",
-						     "CONFIG" };
+						     "CONFIG", "HOOKW", "HOOKNEW" };
 		for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
 			cr_expect(strstr(out, ok[i]) != NULL, "control %s:\n%s", ok[i], out);
 		for (size_t i = 0; i < sizeof refused / sizeof refused[0]; i++)
@@ -968,6 +977,10 @@ Test(gitstore, walls_hold_and_rm_force_follows_no_link)
 	}
 	/* where it would land */
 	cr_expect_str_eq(slurp(dotgit), before, "the worktree's .git changed");
+	cr_expect_str_eq(slurp(fmt("%s/.githooks/pre-commit", s.wt)), "#!/bin/sh\nexit 0\n",
+			 "the worktree's hook changed");
+	cr_expect_neq(stat(fmt("%s/.githooks/post-checkout", s.wt), &st), 0,
+		      "a hook was planted in the worktree");
 	cr_expect_str_eq(sh(s.wt, "git status --porcelain --untracked-files=no"), " M a.txt");
 	cr_expect_str_eq(sh(proj, "git cat-file -p HEAD:a.txt"), "one");
 	cr_expect_str_eq(sh(proj, "git for-each-ref --format='%(refname)' refs/heads"),

@@ -364,6 +364,41 @@ Test(sandbox_argv, git_hooks_path_in_project_protected)
 	fx_free(&f);
 }
 
+/* A config as git writes it: keys indented with a tab after others (which
+ * an INI reader that joins indented lines to the key before lost), quotes,
+ * comments, a header with a key on its line, another section's
+ * hooksPath and a subsection's, the last value winning. */
+Test(sandbox_argv, git_hooks_path_read_as_git_writes_it)
+{
+	struct fx f;
+
+	fx_init(&f);
+	char *hooks = fmt("%s/.my hooks", f.proj);
+	write_file(fmt("%s/.git/config", f.proj),
+		   "[core]\n"
+		   "\trepositoryformatversion = 0\n"
+		   "\tfilemode = true\n"
+		   "\tbare = false\n"
+		   "\thooksPath = first\n"
+		   "[remote \"origin\"]\n"
+		   "\turl = x\n"
+		   "\thooksPath = .not-core\n"
+		   "[core \"sub\"]\n"
+		   "\thooksPath = .not-core-either\n"
+		   "; a comment\n"
+		   "[Core] HooksPath = \".my hooks\"   # the last one wins\n"
+		   "[user]\n"
+		   "\tname = u\n",
+		   0644);
+	write_file(fmt("%s/pre-commit", hooks), "#!/bin/sh\n", 0755);
+	build_ok(&f);
+	cr_assert_geq(find3(&f.av, "--ro-bind", hooks, hooks), 0);
+	cr_assert_lt(find3(&f.av, "--ro-bind", fmt("%s/.not-core", f.proj),
+			   fmt("%s/.not-core", f.proj)), 0);
+	cr_assert_lt(find3(&f.av, "--ro-bind", fmt("%s/first", f.proj), fmt("%s/first", f.proj)), 0);
+	fx_free(&f);
+}
+
 Test(sandbox_argv, worktree_git_dir_read_only)
 {
 	struct fx f;
