@@ -816,6 +816,40 @@ cmp_fold(const void *a, const void *b)
 	return strcasecmp(*(char *const *)a, *(char *const *)b);
 }
 
+/* Whether the changes from old to new add or change a gitlink (a
+ * submodule entry): -1 when git cannot tell. */
+static int
+brings_gitlink(const char *repo, const char *old, const char *new)
+{
+	const char *args[] = { "diff-tree", "-r", "-z", "--no-renames", "--raw", "--no-commit-id",
+			       old, new, NULL };
+	struct spawn_result r;
+	int found = 0;
+
+	if (git_run(repo, args, &r, NULL) != 0 || r.out == NULL) {
+		spawn_result_free(&r);
+		return -1;
+	}
+	for (const char *p = r.out; p < r.out + r.out_len && *p == ':';) {
+		const char *path = p + strlen(p) + 1;
+		unsigned long dst_mode = 0;
+		char status = 'M';
+
+		if (path >= r.out + r.out_len ||
+		    sscanf(p, ":%*o %lo %*s %*s %c", &dst_mode, &status) != 2) {
+			found = -1;
+			break;
+		}
+		if (status != 'D' && dst_mode == 0160000) {
+			found = 1;
+			break;
+		}
+		p = path + strlen(path) + 1;
+	}
+	spawn_result_free(&r);
+	return found;
+}
+
 /* What the agent's changes from old to new hold that deserves a look
  * before the user acts on them (builds, checks out elsewhere, runs
  * submodule commands), into im->flags. */
@@ -1213,10 +1247,24 @@ gitstore_sync(const struct gitstore_at *at, struct gitstore_import *out, char **
 				/* Its index follows, path by path where it still
 				 * matched the old tip (git's two-tree merge: a change
 				 * you staged there stays, or nothing changes); the
-				 * files are the agent's already. */
+				 * files are the agent's already.  Not over a new
+				 * gitlink: the agent's directory there can hold a git
+				 * of its own (a core.fsmonitor), and with the gitlink
+				 * in the index your `git status` in the worktree runs
+				 * it; the session's start protects only the gitlinks
+				 * that were in the index then. */
 				const char *rt[] = { "read-tree", "-m", "-i", cur, out->tip, NULL };
+				char *wt = text_escape(at->worktree, 200);
+
 				spawn_result_free(&r);
-				(void)git_run(at->worktree, rt, &r, NULL);
+				if (brings_gitlink(at->repo, cur, out->tip) != 0)
+					strv_pushf(&out->flags, "the worktree's index was left at the old "
+						   "tip: the commits bring a submodule (gitlink), whose "
+						   "directory the agent made; look at it before you run "
+						   "git in %s", wt);
+				else
+					(void)git_run(at->worktree, rt, &r, NULL);
+				free(wt);
 			}
 		}
 		spawn_result_free(&r);

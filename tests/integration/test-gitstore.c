@@ -1009,6 +1009,57 @@ Test(gitstore, walls_hold_and_rm_force_follows_no_link)
 }
 
 /*
+ * A gitlink the import brings, over a directory where the agent made a git
+ * of its own with a core.fsmonitor: the worktree's index does not follow
+ * (with the gitlink in it, `git status` in the worktree runs the
+ * submodule's git and its fsmonitor on the host), sync says so, and the
+ * user's `git status` there runs nothing.  Control: with the index moved
+ * as before (read-tree), the same `git status` runs the payload.
+ */
+Test(gitstore, a_gitlink_brought_in_leaves_the_worktree_index)
+{
+	struct sess s;
+	struct run r;
+	char *out, *base;
+	int code;
+
+	if (!bwrap_ok())
+		cr_skip_test("no usable bubblewrap here");
+	agent("mkdir -p vendor/lib && (cd vendor/lib && git init -q && "
+	      "git commit -q --allow-empty -m v && "
+	      "git config core.fsmonitor \"touch $M/fsmonitor-ran; false\") && echo SUB ok\n"
+	      "try GITLINK git update-index --add --cacheinfo "
+	      "160000,$(git -C vendor/lib rev-parse HEAD),vendor/lib\n"
+	      "try COMMIT git -c core.fsmonitor=false commit -qm 'vendor lib'\n"
+	      "step 1\n");
+	start(&s);
+	wait_step(&s, 1);
+	out = agent_log(&s);
+	cr_assert(strstr(out, "SUB ok") && strstr(out, "COMMIT ok"), "the agent:\n%s", out);
+	base = sh(proj, fmt("git rev-parse %s", s.branch));
+	run_hqt(&r, &te, "sync", s.ids, NULL);
+	cr_expect_eq(r.code, 0, "%s%s", r.out, r.err);
+	cr_expect(strstr(r.out, "a submodule (gitlink)") != NULL, "%s", r.out);
+	cr_expect(strstr(r.out, "index was left at the old tip") != NULL, "%s", r.out);
+	run_free(&r);
+	/* the branch moved, the worktree's index did not */
+	cr_expect_str_eq(sh(proj, fmt("git log -1 --format=%%s %s", s.branch)), "vendor lib");
+	cr_expect_str_eq(sh(s.wt, "git ls-files -s vendor/lib"), "");
+	/* where it would land: the user's git status in the worktree */
+	sh_rc(s.wt, "git status --porcelain >/dev/null 2>&1", &code);
+	cr_expect_eq(marks_count(), 0, "git status in the worktree ran the agent's fsmonitor");
+	/* control: the index moved as before, the same status runs it */
+	sh(s.wt, fmt("git read-tree -m -i %s %s", base, s.branch));
+	sh_rc(s.wt, "git status --porcelain >/dev/null 2>&1", &code);
+	cr_expect_gt(marks_count(), 0, "control: git status did not run the submodule's fsmonitor");
+	run_hqt(&r, &te, "rm", "--force", s.ids, NULL);
+	run_free(&r);
+	free(base);
+	free(out);
+	sess_free(&s);
+}
+
+/*
  * Proof 7 (T13): the agent makes its store's HEAD or branch ref a FIFO, a
  * link to /dev/zero or to a file of the host's, a huge file, its
  * packed-refs, config or a loose object a FIFO, or its config including
