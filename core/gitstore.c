@@ -28,6 +28,8 @@
 #define LOCK_WAIT_MS 60000
 /* A symbolic link's target read from a blob, to judge where it points. */
 #define LINK_TARGET_MAX 4096
+#define LINKS_READ_MAX  1000  /* symbolic links whose targets an import reads */
+#define FLAGS_MAX       40    /* lines of "look before use" kept of an import */
 
 char *
 gitstore_git(const char *dir)
@@ -742,6 +744,14 @@ store_scan(int dfd, dev_t dev, int depth, const char *where, struct scan *sc)
 					close(fd);
 			} else if (fd >= 0) {
 				rc = store_scan(fd, dev, depth + 1, rel, sc);
+			} else {
+				/* Unlooked at is unimported: git may still open
+				 * what it holds (a mode of 0111, say). */
+				char *shown = text_escape(rel, 80);
+				snprintf(sc->bad, sizeof sc->bad, "%s is a directory hqt cannot read "
+					 "(%s)", shown, strerror(errno));
+				free(shown);
+				rc = -1;
 			}
 		} else if (!(S_ISLNK(st.st_mode) && depth >= 1 && strncmp(rel, "hooks/", 6) == 0)) {
 			char *shown = text_escape(rel, 80);
@@ -850,6 +860,94 @@ brings_gitlink(const char *repo, const char *old, const char *new)
 	return found;
 }
 
+/* The symbolic links among the changes (their blobs, LINKS[i] at
+ * PATHS[i], shown escaped): those whose target leaves the tree, read in
+ * one `cat-file --batch` (an agent's tree can hold thousands). */
+static void
+flag_links(const char *repo, const struct strv *links, const struct strv *paths, size_t unread,
+	   struct gitstore_import *im)
+{
+	const char *args[] = { "cat-file", "--batch", NULL };
+	struct spawn_result r;
+	char *in, *w;
+	const char *p, *end;
+
+	if (unread > 0)
+		strv_pushf(&im->flags, "%zu more symbolic links whose targets were not read", unread);
+	if (links->n == 0)
+		return;
+	w = in = xmalloc(links->n * 66 + 1);
+	for (size_t i = 0; i < links->n; i++)
+		w += sprintf(w, "%.64s\n", links->v[i]);
+	if (git_in(repo, args, in, &r, NULL) != 0 || r.out == NULL) {
+		spawn_result_free(&r);
+		free(in);
+		return;
+	}
+	/* "<oid> blob <size>\n<bytes>\n", or "<oid> missing\n", in order. */
+	p = r.out;
+	end = r.out + r.out_len;
+	for (size_t i = 0; i < links->n && p < end; i++) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		unsigned long size;
+		char kind[16];
+
+		if (nl == NULL)
+			break;
+		if (sscanf(p, "%*s %15s %lu", kind, &size) != 2 || strcmp(kind, "blob") != 0 ||
+		    size > (unsigned long)(end - nl - 1)) {
+			p = nl + 1;
+			continue;
+		}
+		{
+			size_t n = size < LINK_TARGET_MAX ? size : LINK_TARGET_MAX;
+			char *target = xstrndup(nl + 1, n);
+			bool out = target[0] == '/' || strcmp(target, "..") == 0 ||
+				   strncmp(target, "../", 3) == 0 || strstr(target, "/../") != NULL ||
+				   (n >= 3 && strcmp(target + n - 3, "/..") == 0);
+
+			if (out) {
+				char *t = text_escape(target, 120);
+				strv_pushf(&im->flags, "%s: a symbolic link to %s, outside the tree",
+					   paths->v[i], t);
+				free(t);
+			}
+			free(target);
+		}
+		p = nl + 1 + size + 1;
+	}
+	spawn_result_free(&r);
+	free(in);
+}
+/* Case-fold collisions in new's tree: harmless here, a hook on a
+ * case-insensitive clone (CVE-2024-32002). */
+static void
+flag_case_folds(const char *repo, const char *new, struct gitstore_import *im)
+{
+	{
+		struct spawn_result r;
+		const char *ls[] = { "ls-tree", "-r", "-z", "--name-only", new, NULL };
+		struct strv names = STRV_INIT;
+		int found = 0;
+
+		if (git_run(repo, ls, &r, NULL) == 0 && r.out != NULL)
+			for (const char *p = r.out; p < r.out + r.out_len; p += strlen(p) + 1)
+				strv_push(&names, p);
+		spawn_result_free(&r);
+		qsort(names.v, names.n, sizeof *names.v, cmp_fold);
+		for (size_t i = 1; i < names.n && found < 5; i++)
+			if (fold_equal(names.v[i - 1], names.v[i])) {
+				char *a = text_escape(names.v[i - 1], 80), *b = text_escape(names.v[i], 80);
+				strv_pushf(&im->flags, "%s and %s differ only in case: one file on a "
+					   "case-insensitive checkout", a, b);
+				free(a);
+				free(b);
+				found++;
+			}
+		strv_clear(&names);
+	}
+}
+
 /* What the agent's changes from old to new hold that deserves a look
  * before the user acts on them (builds, checks out elsewhere, runs
  * submodule commands), into im->flags. */
@@ -859,6 +957,8 @@ flag_changes(const char *repo, const char *old, const char *new, struct gitstore
 	const char *args[] = { "diff-tree", "-r", "-z", "--no-renames", "--raw", "--no-commit-id",
 			       old, new, NULL };
 	struct spawn_result r;
+	struct strv links = STRV_INIT, link_paths = STRV_INIT;
+	size_t unread = 0;
 	bool added = false;
 
 	if (git_run(repo, args, &r, NULL) != 0 || r.out == NULL) {
@@ -890,52 +990,28 @@ flag_changes(const char *repo, const char *old, const char *new, struct gitstore
 		if (status != 'D' && dst_mode == 0160000)
 			strv_pushf(&im->flags, "%s: a submodule (gitlink)", shown);
 		if (status != 'D' && dst_mode == 0120000) {
-			const char *cat[] = { "cat-file", "blob", dst, NULL };
-			struct spawn_result c;
-			if (git_run(repo, cat, &c, NULL) == 0 && c.out != NULL) {
-				size_t n = c.out_len < LINK_TARGET_MAX ? c.out_len : LINK_TARGET_MAX;
-				char *target = xstrndup(c.out, n);
-				bool out = target[0] == '/' || strcmp(target, "..") == 0 ||
-					   strncmp(target, "../", 3) == 0 || strstr(target, "/../") != NULL ||
-					   (n >= 3 && strcmp(target + n - 3, "/..") == 0);
-				if (out) {
-					char *t = text_escape(target, 120);
-					strv_pushf(&im->flags, "%s: a symbolic link to %s, outside the "
-						   "tree", shown, t);
-					free(t);
-				}
-				free(target);
-			}
-			spawn_result_free(&c);
+			if (links.n < LINKS_READ_MAX) {
+				strv_push(&links, dst);
+				strv_push(&link_paths, shown);
+			} else
+				unread++;
 		}
 		free(shown);
 		p = path + strlen(path) + 1;
 	}
 	spawn_result_free(&r);
-	if (!added)
-		return;
-	/* Case-fold collisions: harmless here, a hook on a case-insensitive
-	 * clone (CVE-2024-32002). */
-	{
-		const char *ls[] = { "ls-tree", "-r", "-z", "--name-only", new, NULL };
-		struct strv names = STRV_INIT;
-		int found = 0;
+	flag_links(repo, &links, &link_paths, unread, im);
+	strv_clear(&links);
+	strv_clear(&link_paths);
+	if (added)
+		flag_case_folds(repo, new, im);
+	if (im->flags.n > FLAGS_MAX) {
+		size_t more = im->flags.n - (FLAGS_MAX - 1);
 
-		if (git_run(repo, ls, &r, NULL) == 0 && r.out != NULL)
-			for (const char *p = r.out; p < r.out + r.out_len; p += strlen(p) + 1)
-				strv_push(&names, p);
-		spawn_result_free(&r);
-		qsort(names.v, names.n, sizeof *names.v, cmp_fold);
-		for (size_t i = 1; i < names.n && found < 5; i++)
-			if (fold_equal(names.v[i - 1], names.v[i])) {
-				char *a = text_escape(names.v[i - 1], 80), *b = text_escape(names.v[i], 80);
-				strv_pushf(&im->flags, "%s and %s differ only in case: one file on a "
-					   "case-insensitive checkout", a, b);
-				free(a);
-				free(b);
-				found++;
-			}
-		strv_clear(&names);
+		while (im->flags.n > FLAGS_MAX - 1)
+			free(im->flags.v[--im->flags.n]);
+		im->flags.v[im->flags.n] = NULL;
+		strv_pushf(&im->flags, "and %zu more like these", more);
 	}
 }
 
@@ -1298,6 +1374,36 @@ out:
 
 /* ---- removal ---- */
 
+/*
+ * The directory NAME under PARENT, opened to be emptied: one the agent made
+ * unreadable or unwritable (mode 0111, 0555: it is the user's own) gets
+ * rwx for its owner first, through a descriptor of the directory itself
+ * (O_PATH, no link followed, then chmod of /proc/self/fd/N), never by name
+ * again.  -1 with errno on failure.
+ */
+static int
+open_to_empty(int parent, const char *name, mode_t mode)
+{
+	int pfd, fd;
+	char proc[64];
+
+	if ((mode & 0700) == 0700)
+		return openat(parent, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	pfd = openat(parent, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (pfd < 0)
+		return -1;
+	snprintf(proc, sizeof proc, "/proc/self/fd/%d", pfd);
+	if (chmod(proc, (mode & 07777) | 0700) != 0) {
+		int e = errno;
+		close(pfd);
+		errno = e;
+		return -1;
+	}
+	fd = openat(pfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	close(pfd);
+	return fd;
+}
+
 /* Remove everything under dfd, not following a link, not leaving dev. */
 static int
 empty_dir(int dfd, dev_t dev, int depth)
@@ -1325,7 +1431,7 @@ empty_dir(int dfd, dev_t dev, int depth)
 				rc = -1;
 				continue;
 			}
-			fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			fd = open_to_empty(dirfd(d), de->d_name, st.st_mode);
 			if (fd < 0 || empty_dir(fd, dev, depth + 1) != 0 ||
 			    unlinkat(dirfd(d), de->d_name, AT_REMOVEDIR) != 0)
 				rc = -1;
