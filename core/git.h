@@ -46,4 +46,12 @@ int git_gitlinks(const char *dir, struct strv *out, char **err);
  */
 int git_index_gitlinks(const unsigned char *buf, size_t len, struct strv *out);
 
+/*
+ * KEY (lower case) of SECTION (no subsection) as one git config file sets
+ * it last, in new memory, or NULL; a key without a value is "".  Read as
+ * data, no git run, includes not followed: for the repository's own
+ * config (core.hooksPath), which a session cannot write.
+ */
+char *git_config_file_get(const char *file, const char *section, const char *key);
+
 #endif

@@ -948,6 +948,34 @@ flag_case_folds(const char *repo, const char *new, struct gitstore_import *im)
 	}
 }
 
+/* The repository's core.hooksPath when it is a directory of its tree (a
+ * relative path: the working tree's), as "dir/", or NULL. */
+static char *
+hooks_prefix(const char *repo)
+{
+	char *common = common_dir(repo), *cfg, *v, *out = NULL, *p;
+	size_t n;
+
+	if (common == NULL)
+		return NULL;
+	cfg = xasprintf("%s/config", common);
+	v = git_config_file_get(cfg, "core", "hookspath");
+	p = v;
+	while (p != NULL && strncmp(p, "./", 2) == 0)
+		p += 2;
+	if (p != NULL && *p != '\0' && *p != '/' && *p != '~') {
+		n = strlen(p);
+		while (n > 0 && p[n - 1] == '/')
+			n--;
+		if (n > 0)
+			out = xasprintf("%.*s/", (int)n, p);
+	}
+	free(v);
+	free(cfg);
+	free(common);
+	return out;
+}
+
 /* What the agent's changes from old to new hold that deserves a look
  * before the user acts on them (builds, checks out elsewhere, runs
  * submodule commands), into im->flags. */
@@ -960,9 +988,11 @@ flag_changes(const char *repo, const char *old, const char *new, struct gitstore
 	struct strv links = STRV_INIT, link_paths = STRV_INIT;
 	size_t unread = 0;
 	bool added = false;
+	char *hooks = hooks_prefix(repo);
 
 	if (git_run(repo, args, &r, NULL) != 0 || r.out == NULL) {
 		spawn_result_free(&r);
+		free(hooks);
 		return;
 	}
 	/* ":<mode> <mode> <hex> <hex> <status>\0<path>\0" per change. */
@@ -989,6 +1019,9 @@ flag_changes(const char *repo, const char *old, const char *new, struct gitstore
 			strv_pushf(&im->flags, "%s changed: it can point git-lfs elsewhere", shown);
 		if (status != 'D' && dst_mode == 0160000)
 			strv_pushf(&im->flags, "%s: a submodule (gitlink)", shown);
+		if (hooks != NULL && strncmp(path, hooks, strlen(hooks)) == 0)
+			strv_pushf(&im->flags, "%s: a hook your git runs where it is checked out "
+				   "(core.hooksPath)", shown);
 		if (status != 'D' && dst_mode == 0120000) {
 			if (links.n < LINKS_READ_MAX) {
 				strv_push(&links, dst);
@@ -1000,6 +1033,7 @@ flag_changes(const char *repo, const char *old, const char *new, struct gitstore
 		p = path + strlen(path) + 1;
 	}
 	spawn_result_free(&r);
+	free(hooks);
 	flag_links(repo, &links, &link_paths, unread, im);
 	strv_clear(&links);
 	strv_clear(&link_paths);

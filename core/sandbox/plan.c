@@ -4,7 +4,6 @@
 #include "git.h"
 #include "util.h"
 
-#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -191,123 +190,12 @@ plan_state(struct plan *pl, const char *path, char **err)
 	return 0;
 }
 
-/*
- * core.hooksPath as git reads it from one config file (the last one set;
- * NULL when none), in new memory.  Not inih: git indents its keys with a
- * tab, which Debian's inih (built with INI_ALLOW_MULTILINE) reads as the
- * previous key's continuation, so every key after the first was lost.
- * What is read: "[section]" or "[section \"sub\"]" headers (a key may
- * follow on the same line), "name = value" and a bare "name" (true), "#"
- * and ";" comments, a value's quoted parts with git's escapes (\" \\ \n
- * \t \b) and a trailing backslash continuing it on the next line.
- * Includes are not followed: this is the repository's own file.
- */
-static char *
-git_config_get(const char *file, const char *section, const char *key)
-{
-	size_t len = 0;
-	char *text = read_file(file, 1 << 20, &len), *p, *out = NULL, *val;
-	bool in = false;
-
-	if (text == NULL)
-		return NULL;
-	val = xmalloc(len + 1);
-	for (p = text; p < text + len;) {
-		char *name, *name_end;
-
-		while (*p == ' ' || *p == '\t' || *p == '\r')
-			p++;
-		if (*p == '[') {
-			char *sec = ++p;
-
-			while (*p != '\0' && *p != ']' && *p != '\n' && *p != ' ' && *p != '\t' &&
-			       *p != '"')
-				p++;
-			in = (size_t)(p - sec) == strlen(section) &&
-			     strncasecmp(sec, section, (size_t)(p - sec)) == 0;
-			while (*p != '\0' && *p != ']' && *p != '\n')
-				p++;
-			if (*p != ']')
-				in = false; /* (a subsection is another section) */
-			else if (p[-1] == '"' || memchr(sec, '"', (size_t)(p - sec)) != NULL)
-				in = false;
-			if (*p == ']')
-				p++;
-			continue;
-		}
-		if (*p == '#' || *p == ';' || *p == '\n' || *p == '\0') {
-			while (*p != '\0' && *p != '\n')
-				p++;
-			if (*p == '\n')
-				p++;
-			continue;
-		}
-		name = p;
-		while (isalnum((unsigned char)*p) || *p == '-')
-			p++;
-		name_end = p;
-		while (*p == ' ' || *p == '\t')
-			p++;
-		/* The value, with quotes, escapes and continuations undone. */
-		char *v = val;
-		bool quoted = false, is_key = name_end > name;
-
-		if (*p == '=') {
-			char *last_plain = val;
-
-			p++;
-			while (*p == ' ' || *p == '\t')
-				p++;
-			for (; *p != '\0'; p++) {
-				if (*p == '\n')
-					break;
-				if (!quoted && (*p == '#' || *p == ';')) {
-					while (*p != '\0' && *p != '\n')
-						p++;
-					break;
-				}
-				if (*p == '"') {
-					quoted = !quoted;
-					last_plain = v;
-					continue;
-				}
-				if (*p == '\\' && p[1] != '\0') {
-					p++;
-					*v++ = *p == 'n' ? '\n' : *p == 't' ? '\t' : *p == 'b' ? '\b' : *p;
-					if (*p == '\n')
-						v--; /* a continuation */
-					last_plain = v;
-					continue;
-				}
-				*v++ = *p;
-				if (quoted || (*p != ' ' && *p != '\t'))
-					last_plain = v;
-			}
-			v = last_plain; /* trailing blanks outside quotes go */
-		} else if (*p != '\n' && *p != '\0' && *p != '#' && *p != ';')
-			is_key = false;
-		*v = '\0';
-		if (in && is_key && (size_t)(name_end - name) == strlen(key) &&
-		    strncasecmp(name, key, strlen(key)) == 0) {
-			free(out);
-			out = xstrdup(val);
-		}
-		while (*p != '\0' && *p != '\n')
-			p++;
-		if (*p == '\n')
-			p++;
-	}
-	free(val);
-	free(text);
-	return out;
-}
-
 /* core.hooksPath in config, as a path: ~/ is home, a relative one the
  * working tree's; NULL when unset or empty. */
 static char *
 git_hooks_path(const char *config, const char *worktree, const char *home)
 {
-	char *v = git_config_get(config, "core", "hookspath"), *out = NULL;
+	char *v = git_config_file_get(config, "core", "hookspath"), *out = NULL;
 
 	if (v == NULL || v[0] == '\0')
 		goto done;
