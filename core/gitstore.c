@@ -978,8 +978,9 @@ hooks_prefix(const char *repo)
 
 /* What the agent's changes from old to new hold that deserves a look
  * before the user acts on them (builds, checks out elsewhere, runs
- * submodule commands), into im->flags. */
-static void
+ * submodule commands), into im->flags.  Whether they bring a gitlink (as
+ * brings_gitlink). */
+static int
 flag_changes(const char *repo, const char *old, const char *new, struct gitstore_import *im)
 {
 	const char *args[] = { "diff-tree", "-r", "-z", "--no-renames", "--raw", "--no-commit-id",
@@ -989,11 +990,12 @@ flag_changes(const char *repo, const char *old, const char *new, struct gitstore
 	size_t unread = 0;
 	bool added = false;
 	char *hooks = hooks_prefix(repo);
+	int gitlink = 0;
 
 	if (git_run(repo, args, &r, NULL) != 0 || r.out == NULL) {
 		spawn_result_free(&r);
 		free(hooks);
-		return;
+		return -1;
 	}
 	/* ":<mode> <mode> <hex> <hex> <status>\0<path>\0" per change. */
 	for (const char *p = r.out; p < r.out + r.out_len && *p == ':';) {
@@ -1002,10 +1004,11 @@ flag_changes(const char *repo, const char *old, const char *new, struct gitstore
 		char dst[65] = "", status = 'M';
 		char *shown;
 
-		if (path >= r.out + r.out_len)
+		if (path >= r.out + r.out_len ||
+		    sscanf(p, ":%*o %lo %*s %64s %c", &dst_mode, dst, &status) != 3) {
+			gitlink = -1;
 			break;
-		if (sscanf(p, ":%*o %lo %*s %64s %c", &dst_mode, dst, &status) != 3)
-			break;
+		}
 		base = strrchr(path, '/') != NULL ? strrchr(path, '/') + 1 : path;
 		shown = text_escape(path, 120);
 		if (status == 'A')
@@ -1017,8 +1020,10 @@ flag_changes(const char *repo, const char *old, const char *new, struct gitstore
 			strv_pushf(&im->flags, "%s changed: it can name filters and diff drivers", shown);
 		else if (strcmp(base, ".lfsconfig") == 0)
 			strv_pushf(&im->flags, "%s changed: it can point git-lfs elsewhere", shown);
-		if (status != 'D' && dst_mode == 0160000)
+		if (status != 'D' && dst_mode == 0160000) {
 			strv_pushf(&im->flags, "%s: a submodule (gitlink)", shown);
+			gitlink = 1;
+		}
 		if (hooks != NULL && strncmp(path, hooks, strlen(hooks)) == 0)
 			strv_pushf(&im->flags, "%s: a hook your git runs where it is checked out "
 				   "(core.hooksPath)", shown);
@@ -1047,6 +1052,7 @@ flag_changes(const char *repo, const char *old, const char *new, struct gitstore
 		im->flags.v[im->flags.n] = NULL;
 		strv_pushf(&im->flags, "and %zu more like these", more);
 	}
+	return gitlink;
 }
 
 /* The commits new brings that old does not have, into im: one log, each
@@ -1205,7 +1211,7 @@ gitstore_sync(const struct gitstore_at *at, struct gitstore_import *out, char **
 	struct spawn_result r;
 	long long bytes, max = import_max();
 	int lock = -1, cfd = -1, rc = -1;
-	bool ff = false;
+	bool ff = false, index_follows = false;
 
 	memset(out, 0, sizeof *out);
 	/* git's version was checked when the store was made (and a git
@@ -1362,19 +1368,9 @@ gitstore_sync(const struct gitstore_at *at, struct gitstore_import *out, char **
 				 * of its own (a core.fsmonitor), and with the gitlink
 				 * in the index your `git status` in the worktree runs
 				 * it; the session's start protects only the gitlinks
-				 * that were in the index then. */
-				const char *rt[] = { "read-tree", "-m", "-i", cur, out->tip, NULL };
-				char *wt = text_escape(at->worktree, 200);
-
-				spawn_result_free(&r);
-				if (brings_gitlink(at->repo, cur, out->tip) != 0)
-					strv_pushf(&out->flags, "the worktree's index was left at the old "
-						   "tip: the commits bring a submodule (gitlink), whose "
-						   "directory the agent made; look at it before you run "
-						   "git in %s", wt);
-				else
-					(void)git_run(at->worktree, rt, &r, NULL);
-				free(wt);
+				 * that were in the index then.  Below, once the diff
+				 * of what came has said whether one came. */
+				index_follows = true;
 			}
 		}
 		spawn_result_free(&r);
@@ -1386,8 +1382,26 @@ gitstore_sync(const struct gitstore_at *at, struct gitstore_import *out, char **
 		out->how = GITSTORE_NOT_MOVED;
 	}
 	if (out->how != GITSTORE_NOTHING) {
+		int gitlink;
+
 		list_commits(at->repo, out->how == GITSTORE_NOT_MOVED ? cur : prom, out->tip, out);
-		flag_changes(at->repo, prom, out->tip, out);
+		gitlink = flag_changes(at->repo, prom, out->tip, out);
+		/* The same diff as cur..tip in the common case (prom is cur). */
+		if (index_follows && strcmp(prom, cur) != 0)
+			gitlink = brings_gitlink(at->repo, cur, out->tip);
+		if (index_follows && gitlink != 0) {
+			char *wt = text_escape(at->worktree, 200);
+
+			strv_pushf(&out->flags, "the worktree's index was left at the old tip: the "
+				   "commits bring a submodule (gitlink), whose directory the agent "
+				   "made; look at it before you run git in %s", wt);
+			free(wt);
+		} else if (index_follows) {
+			const char *rt[] = { "read-tree", "-m", "-i", cur, out->tip, NULL };
+
+			(void)git_run(at->worktree, rt, &r, NULL);
+			spawn_result_free(&r);
+		}
 	}
 	keep_last(at->dir, out);
 	rc = 0;
