@@ -359,9 +359,9 @@ git_gitlinks(const char *dir, struct strv *out, char **err)
 
 /*
  * git_config_file_get (git.h): one key of one config file, read as git
- * does.  Not inih: git indents its keys with a
- * tab, which Debian's inih (built with INI_ALLOW_MULTILINE) reads as the
- * previous key's continuation, so every key after the first was lost.
+ * does.  Not inih: git indents its keys with a tab, which Debian's inih
+ * (built with INI_ALLOW_MULTILINE) reads as the previous key's
+ * continuation, so every key after the first was lost.
  * What is read: "[section]" or "[section \"sub\"]" headers (a key may
  * follow on the same line), "name = value" and a bare "name" (true), "#"
  * and ";" comments, a value's quoted parts with git's escapes (\" \\ \n
@@ -404,8 +404,7 @@ git_config_file_get(const char *file, const char *section, const char *key)
 		if (*p == '#' || *p == ';' || *p == '\n' || *p == '\0') {
 			while (*p != '\0' && *p != '\n')
 				p++;
-			if (*p == '\n')
-				p++;
+			p++; /* past the newline, or a NUL in the file */
 			continue;
 		}
 		name = p;

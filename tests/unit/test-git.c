@@ -193,3 +193,59 @@ Test(git, git_run_obeys_no_git_variable_of_ours)
 	free(want);
 	free(dir);
 }
+
+/* git_config_file_get against git's own reading of the same file: keys as
+ * git writes them (tab-indented after others), quotes, escapes, comments,
+ * continuations, subsections, the last value winning; a NUL byte or a
+ * header left open end the reading, never hang it. */
+Test(git, config_file_read_as_git_reads_it)
+{
+	static const char *const files[] = {
+		"[core]\n\trepositoryformatversion = 0\n\tbare = false\n\thooksPath = .githooks\n",
+		"[core]\n\thooksPath = first\n[core \"sub\"]\n\thooksPath = no\n[remote \"o\"]\n"
+		"\thooksPath = no\n[Core] HooksPath = \"a b\"  # c\n",
+		"[core]\n\thooksPath = x\\\n y ; comment\n",
+		"[core]\n\thooksPath = \"q\\\"uote\\\\d\"\n",
+		"[core]\n\thooksPath = one\n\thooksPath = two\n",
+		"[core]\nhooksPath\n",
+		"; only a comment\n",
+	};
+	char *path = fmt("%s/cfg", root);
+
+	for (size_t i = 0; i < sizeof files / sizeof files[0]; i++) {
+		char *cmd = fmt("git config --file '%s' --get core.hookspath", path);
+		FILE *f;
+		char line[256] = "", *got;
+		int rc;
+
+		write_file(path, files[i], 0644);
+		f = popen(cmd, "r");
+		cr_assert_not_null(f);
+		if (fgets(line, sizeof line, f) == NULL)
+			line[0] = '\0';
+		rc = pclose(f);
+		line[strcspn(line, "\n")] = '\0';
+		got = git_config_file_get(path, "core", "hookspath");
+		if (rc != 0)
+			cr_expect(got == NULL || (line[0] == '\0' && got[0] == '\0'),
+				  "file %zu: git says nothing, we say '%s'", i, got);
+		else
+			cr_expect(got != NULL && strcmp(got, line) == 0,
+				  "file %zu: git says '%s', we say '%s'", i, line, got ? got : "(null)");
+		free(got);
+		free(cmd);
+	}
+	{
+		static const char nul[] = "[core]\n\thooksPath = a\n\0\0[core]\n\thooksPath = b\n[core";
+		FILE *f = fopen(path, "w");
+		char *got;
+
+		cr_assert_not_null(f);
+		fwrite(nul, 1, sizeof nul - 1, f);
+		fclose(f);
+		got = git_config_file_get(path, "core", "hookspath");
+		cr_expect(got != NULL && (strcmp(got, "a") == 0 || strcmp(got, "b") == 0), "%s", got);
+		free(got);
+	}
+	free(path);
+}
