@@ -51,6 +51,19 @@ cmd_remote_verb(const char *name)
 	return false;
 }
 
+/* Whether the verb's words ask for JSON (--json before any "--"). */
+static bool
+wants_json(int argc, char **argv)
+{
+	for (int i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0)
+			return false;
+		if (strcmp(argv[i], "--json") == 0)
+			return true;
+	}
+	return false;
+}
+
 /* Host name's row; NULL after printing why. */
 static struct db_host *
 find_host(struct db_host_list *l, const char *name)
@@ -157,6 +170,33 @@ cmd_remote(struct hqt_app *app, const char *host, int argc, char **argv)
 	if ((why = remote_failure(&r, &res)) != NULL) {
 		cmd_error("%s", why);
 		free(why);
+	} else if (wants_json(argc, argv) && res.status == 0) {
+		/* JSON asked for: the host's answer read strictly and written
+		 * again (escaping bytes as text would make it no JSON), every
+		 * character past ASCII as \uXXXX, so none reaches a terminal
+		 * raw. */
+		json_error_t je;
+		json_t *doc = NULL;
+
+		je.text[0] = '\0';
+		if (remote_json_small(res.out != NULL ? res.out : "", res.out_len,
+				      REMOTE_JSON_CONTAINERS_MAX))
+			doc = json_loadb(res.out != NULL ? res.out : "", res.out_len,
+					 JSON_REJECT_DUPLICATES, &je);
+		else
+			snprintf(je.text, sizeof je.text, "more than %d objects and arrays",
+				 REMOTE_JSON_CONTAINERS_MAX);
+		char *e = remote_text(res.err != NULL ? res.err : "", res.err_len);
+
+		fputs(e, stderr);
+		free(e);
+		if (doc == NULL) {
+			char *said = remote_text(je.text, strlen(je.text));
+			cmd_error("host %s: its answer is no JSON (%s)", h->name, said);
+			free(said);
+			rc = EXIT_FAIL;
+		} else
+			rc = json_print_ascii(doc) == 0 ? EXIT_OK : EXIT_FAIL;
 	} else {
 		/* What the remote hqt printed, as it printed it, made safe. */
 		char *o = remote_text(res.out != NULL ? res.out : "", res.out_len);

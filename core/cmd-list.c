@@ -76,7 +76,8 @@ static int
 take_remote(const char *host, const char *text, size_t len, json_t *into)
 {
 	json_error_t je;
-	json_t *a = json_loadb(text, len, JSON_REJECT_DUPLICATES, &je), *o;
+	json_t *a = remote_json_small(text, len, REMOTE_JSON_CONTAINERS_MAX)
+			    ? json_loadb(text, len, JSON_REJECT_DUPLICATES, &je) : NULL, *o;
 	size_t i;
 
 	if (!json_is_array(a)) {
@@ -318,7 +319,7 @@ cmd_list_exec(struct hqt_app *app, int argc, char **argv)
 		db_session_list_free(l);
 		rc = hosts_collect(&asks, a);
 		if (json)
-			return json_print(a) == 0 ? rc : EXIT_FAIL;
+			return json_print_ascii(a) == 0 ? rc : EXIT_FAIL;
 		print_all(a);
 		json_decref(a);
 		return rc;

@@ -34,6 +34,26 @@ json_print(json_t *doc)
 }
 
 int
+json_print_ascii(json_t *doc)
+{
+	char *s;
+
+	if (doc == NULL) {
+		cmd_error("cannot build the JSON document");
+		return -1;
+	}
+	s = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII);
+	json_decref(doc);
+	if (s == NULL) {
+		cmd_error("cannot encode the JSON document");
+		return -1;
+	}
+	puts(s);
+	free(s);
+	return 0;
+}
+
+int
 json_print_text(struct json_writer *w)
 {
 	char *s = jw_finish(w);

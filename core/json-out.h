@@ -9,6 +9,11 @@
 /* Print one JSON document and a newline to stdout, then drop the reference.
  * Returns 0, or -1 after an error message. */
 int json_print(json_t *doc);
+/* The same with every character past ASCII as \uXXXX (jansson's
+ * JSON_ENSURE_ASCII): for what another machine wrote, whose C1 controls
+ * and bidi overrides must not reach a terminal raw, the JSON still valid
+ * and meaning the same. */
+int json_print_ascii(json_t *doc);
 /* A JSON string or null for a NULL pointer. */
 json_t *json_string_or_null(const char *s);
 json_t *json_strv(char *const *v);

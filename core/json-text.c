@@ -228,10 +228,15 @@ jw_finish(struct json_writer *w)
 	return w->o.b;
 }
 
-/* 0, or -1 for what this writer leaves to jansson (reals). */
+/* 0, or -1 for what this writer leaves to jansson (reals, documents
+ * deeper than its stack). */
 static int
 value(struct json_writer *w, const json_t *v)
 {
+	/* Deeper than the writer's stack (a host's answer can be): left to
+	 * jansson, whose dump has no such limit. */
+	if ((json_is_object(v) || json_is_array(v)) && w->depth + 1 >= JW_MAX_DEPTH)
+		return -1;
 	switch (json_typeof(v)) {
 	case JSON_OBJECT: {
 		const char *key;

@@ -87,6 +87,17 @@ run_detached(char *const argv[], char *const envp[])
 	free(path);
 }
 
+/* NAME=VALUE with VALUE escaped as a terminal would show it safely: the
+ * user's [notify] command may print it, and a host's session wrote it. */
+static char *
+env_text(const char *name, const char *value)
+{
+	char *v = text_escape(value, 200), *out = xasprintf("%s=%s", name, v);
+
+	free(v);
+	return out;
+}
+
 void
 notify_needs(struct hqt_app *app, const struct db_session *s, const char *reason)
 {
@@ -157,9 +168,16 @@ notify_needs_on(struct hqt_app *app, const char *host, const struct db_session *
 		free(target);
 	}
 	/* Only where a desktop is (notify-send missing: nothing happens). */
+	/* The text is a session's (another machine's, for a host's): escaped,
+	 * and after "--", so a nickname or harness name that begins with "-"
+	 * is no option of notify-send's. */
 	if (app->cfg.notify_desktop && (getenv("DISPLAY") != NULL || getenv("WAYLAND_DISPLAY") != NULL)) {
-		char *const argv[] = { "notify-send", "-a", "hqt", title, body, NULL };
+		char *t = text_escape(title, 200), *b = text_escape(body, 300);
+		char *const argv[] = { "notify-send", "-a", "hqt", "--", t, b, NULL };
+
 		run_detached(argv, environ);
+		free(t);
+		free(b);
 	}
 	if (app->cfg.notify_command != NULL) {
 		struct strv av = STRV_INIT, env = STRV_INIT;
@@ -168,9 +186,9 @@ notify_needs_on(struct hqt_app *app, const char *host, const struct db_session *
 		strv_split(&av, app->cfg.notify_command, ' ', 1);
 		strv_pushf(&env, "HQT_SESSION=%lld", s->id);
 		strv_pushf(&env, "HQT_HOST=%s", host != NULL ? host : "");
-		strv_pushf(&env, "HQT_NICKNAME=%s", s->nickname != NULL ? s->nickname : "");
-		strv_pushf(&env, "HQT_PROJECT=%s", s->project);
-		strv_pushf(&env, "HQT_HARNESS=%s", s->harness);
+		strv_take(&env, env_text("HQT_NICKNAME", s->nickname != NULL ? s->nickname : ""));
+		strv_take(&env, env_text("HQT_PROJECT", s->project));
+		strv_take(&env, env_text("HQT_HARNESS", s->harness));
 		strv_pushf(&env, "HQT_REASON=%s", reason);
 		for (char **e = environ; *e != NULL; e++)
 			if (strncmp(*e, "HQT_", 4) != 0)

@@ -247,3 +247,26 @@ remote_text(const char *s, size_t len)
 	strv_clear(&lines);
 	return out;
 }
+
+bool
+remote_json_small(const char *text, size_t len, size_t max)
+{
+	size_t n = 0;
+	bool in_string = false;
+
+	for (size_t i = 0; i < len; i++) {
+		char c = text[i];
+
+		if (in_string) {
+			if (c == '\\')
+				i++;
+			else if (c == '"')
+				in_string = false;
+		} else if (c == '"') {
+			in_string = true;
+		} else if ((c == '{' || c == '[') && ++n > max) {
+			return false;
+		}
+	}
+	return true;
+}

@@ -40,6 +40,14 @@ bool remote_target_valid(const char *target);
 int remote_argv(const struct remote *r, char *const args[], bool tty, struct strv *out,
 		char **err);
 
+/*
+ * Whether a host's JSON answer of len bytes holds at most max objects and
+ * arrays ('{' and '[' outside strings), counted before any parse: 8 MiB
+ * of "{}," is 2.8 million objects, over half a gigabyte once parsed.
+ */
+#define REMOTE_JSON_CONTAINERS_MAX 65536
+bool remote_json_small(const char *text, size_t len, size_t max);
+
 /* End the shared connection to r, if one is up (hqt host rm). */
 void remote_close(const struct remote *r);
 

@@ -233,8 +233,6 @@ remote_new(struct tui *t, struct new_dialog *nd, const char *harness, const char
 	strv_push(&a, "--host");
 	strv_push(&a, host);
 	strv_push(&a, "new");
-	strv_push(&a, p->path);  /* its name there (hosts.c) */
-	strv_push(&a, harness);
 	if (nick != NULL) {
 		strv_push(&a, "--nickname");
 		strv_push(&a, nick);
@@ -253,6 +251,11 @@ remote_new(struct tui *t, struct new_dialog *nd, const char *harness, const char
 	} else {
 		strv_push(&a, "--no-sandbox");
 	}
+	/* The operands last, after "--": words the host gave (hosts.c takes
+	 * only valid names), never read as options here or there. */
+	strv_push(&a, "--");
+	strv_push(&a, p->path);  /* its name there (hosts.c) */
+	strv_push(&a, harness);
 	tui_hosts_run(t, strv_v(&a), "start %s in %s", harness, nd->project);
 	strv_clear(&a);
 	t->st.last_harness = nd->harness;

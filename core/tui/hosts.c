@@ -20,6 +20,7 @@
 #include "tui-int.h"
 #include "app.h"
 #include "notify.h"
+#include "project.h"
 #include "remote.h"
 #include "session.h"
 #include "util.h"
@@ -160,7 +161,8 @@ host_ask(struct tui_host *h, char *const args[], const char *key, char **why)
 	h->child_fd = -1;
 	pthread_mutex_unlock(&h->hs->mu);
 	if ((*why = remote_failure(&r, &res)) == NULL) {
-		if (res.status == 0 && res.out != NULL)
+		if (res.status == 0 && res.out != NULL &&
+		    remote_json_small(res.out, res.out_len, REMOTE_JSON_CONTAINERS_MAX))
 			a = json_loadb(res.out, res.out_len, JSON_REJECT_DUPLICATES, &je);
 		if (!json_is_array(a) || json_array_size(a) > HOSTS_MAX_ROWS) {
 			json_decref(a);
@@ -631,8 +633,12 @@ host_take(struct tui *t, struct tui_host *h, size_t hi, json_t *projects, json_t
 	size_t i;
 
 	host_shown_free(h);
+	/* A project's name becomes a word of `hqt --host H new NAME ...`:
+	 * only what hqt itself takes as one (never "-...", which the local
+	 * hqt would read as an option, --host=another among them). */
 	json_array_foreach(projects, i, o)
-		(void)host_project(h, hi, jstr(o, "name"));
+		if (jstr(o, "name") != NULL && project_name_valid(jstr(o, "name")))
+			(void)host_project(h, hi, jstr(o, "name"));
 	h->shown_s.v = xcalloc(json_array_size(sessions) + 1, sizeof *h->shown_s.v);
 	h->shown_st = xcalloc(json_array_size(sessions) + 1, sizeof *h->shown_st);
 	json_array_foreach(sessions, i, o) {
@@ -641,7 +647,8 @@ host_take(struct tui *t, struct tui_host *h, size_t hi, json_t *projects, json_t
 		size_t pi;
 
 		if (!json_is_integer(json_object_get(o, "id")) || rid <= 0 ||
-		    rid > TUI_REMOTE_MAX || jstr(o, "harness") == NULL)
+		    rid > TUI_REMOTE_MAX || jstr(o, "harness") == NULL ||
+		    jstr(o, "project") == NULL || !project_name_valid(jstr(o, "project")))
 			continue;
 		pi = host_project(h, hi, jstr(o, "project"));
 		s = &h->shown_s.v[h->shown_s.n];

@@ -648,3 +648,88 @@ Test(hosts, the_tui_says_a_host_is_down_and_keeps_answering)
 	tui_keys("Escape");
 	tui_keys("q");
 }
+
+/* ---- a hostile host ---- */
+
+/* What a compromised host's "hqt" prints: for `project list`, a project
+ * named like a global option and a plain one; for `list`, a session whose
+ * words hold C1 controls, a bidi override and ESC, and a field nested
+ * deeper than hqt's JSON writer goes. */
+static char *
+evil_host(void)
+{
+	char *script = fmt("%s/evil.sh", te.root), *deep = strdup("1"), *body;
+
+	for (int i = 0; i < 40; i++)
+		deep = fmt("[%s]", deep);
+	body = fmt("#!/bin/sh\n"
+		   "case \"$*\" in\n"
+		   "*project*) echo '[{\"name\":\"--host=r\",\"path\":\"/x\"},"
+		   "{\"name\":\"ok\",\"path\":\"/y\"}]' ;;\n"
+		   "*list*) printf '%%s\\n' '[{\"id\":7,\"nickname\":\"n\\u009b31m\\u202e\\u001b]52;c;eA==\\u0007\","
+		   "\"deep\":%s,\"project\":\"ok\",\"project_path\":\"/y\",\"harness\":\"h\\u009d\","
+		   "\"status\":\"waiting\",\"attention\":\"idle\"}]' ;;\n"
+		   "*) echo 'hqt 9.9' ;;\n"
+		   "esac\n", deep);
+	write_file(script, body, 0755);
+	free(body);
+	free(deep);
+	return fmt("sh %s", q(script));
+}
+
+/* Bytes a terminal could act on: anything past ASCII, or a control but
+ * newline. */
+static bool
+ascii_clean(const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p != '\0'; p++)
+		if (*p >= 0x7f || (*p < ' ' && *p != '\n'))
+			return false;
+	return true;
+}
+
+Test(hosts, a_hostile_hosts_answers_stay_data)
+{
+	if (!ready)
+		cr_skip_test("no OpenSSH server here (apt-get install openssh-server)");
+	struct run r;
+	json_t *j;
+
+	run_ok(&te, "host", "add", "evil", "remote", "--command", evil_host(), NULL);
+	/* --host ... --json: the host's JSON written again, valid, ASCII */
+	run_hqt(&r, &te, "--host", "evil", "list", "--json", NULL);
+	cr_expect_eq(r.code, 0, "%s", r.err);
+	j = json_of(&r, "--host evil list --json");
+	cr_expect_str_eq(json_string_value(json_object_get(json_array_get(j, 0), "nickname")),
+			 "n\xc2\x9b" "31m\xe2\x80\xae\x1b]52;c;eA==\a", "the same string, escaped");
+	json_decref(j);
+	cr_expect(ascii_clean(r.out), "raw bytes reached the terminal: %s", r.out);
+	run_free(&r);
+	/* list --all --json: valid though deeper than hqt's writer, ASCII */
+	run_hqt(&r, &te, "list", "--all", "--json", NULL);
+	cr_expect_eq(r.code, 0, "%s", r.err);
+	j = json_of(&r, "list --all --json");
+	cr_expect_str_eq(json_string_value(json_object_get(json_array_get(j, 0), "host")), "evil");
+	json_decref(j);
+	cr_expect(ascii_clean(r.out), "raw bytes reached the terminal: %s", r.out);
+	run_free(&r);
+
+	/* The TUI: a project named like an option is no row (its `n` would
+	 * have run `hqt --host evil new --host=r ...`: new on host r). */
+	write_file(fmt("%s/.config/hqt/hqt.ini", te.home),
+		   fmt("[hqt]\ntmux_socket = %s\n", te.socket), 0644);
+	const char *argv[] = { "tmux", "-L", te.socket, "-f", "/dev/null", "new-session", "-d", "-s",
+			       "tui", "-x", "160", "-y", "40", hqt_bin(), "tui", NULL };
+	run_argv(&r, &te, argv, NULL);
+	cr_assert_eq(r.code, 0, "tmux: %s", r.err);
+	run_free(&r);
+	WAIT_SHOWS("evil:ok", NULL);
+	{
+		char *screen = tui_screen();
+		cr_expect(strstr(screen, "--host") == NULL, "a project named like an option:\n%s",
+			  screen);
+		cr_expect(strstr(screen, "\xe2\x80\xae") == NULL, "a bidi override:\n%s", screen);
+		free(screen);
+	}
+	tui_keys("q");
+}

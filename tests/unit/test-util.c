@@ -183,7 +183,7 @@ Test(util, text_escape_drops_bidi_and_invisible_characters)
 Test(util, json_text_is_janssons_indented_form)
 {
 	char all[0x21];
-	json_t *docs[6], *o, *a;
+	json_t *docs[7], *o, *a, *deep;
 
 	for (int c = 1; c < 0x20; c++)
 		all[c - 1] = (char)c;
@@ -210,6 +210,14 @@ Test(util, json_text_is_janssons_indented_form)
 	docs[3] = json_pack("[{s:i,s:n},{s:s}]", "id", 1, "nickname", "status", "waiting");
 	docs[4] = json_pack("{s:f}", "real", 0.1);
 	docs[5] = json_pack("[[[[]]],{s:{}}]", "deep");
+	/* Deeper than the writer's stack, siblings after: jansson's dump. */
+	deep = json_integer(1);
+	for (int i = 0; i < 40; i++) {
+		json_t *up = json_array();
+		json_array_append_new(up, deep);
+		deep = up;
+	}
+	docs[6] = json_pack("[{s:o,s:[i,i]},{s:i}]", "x", deep, "y", 3, 4, "id", 2);
 	for (size_t i = 0; i < ARRAY_SIZE(docs); i++) {
 		char *want = json_dumps(docs[i], JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 		char *got = json_text(docs[i]);
