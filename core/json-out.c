@@ -11,8 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-int
-json_print(json_t *doc)
+/* doc written to stdout with a newline, and freed: by json_text
+ * (jansson's JSON_INDENT(2) form; jansson's own dump was a third of a
+ * 100-session list's instructions), or ASCII-only by jansson. */
+static int
+print_doc(json_t *doc, bool ascii)
 {
 	char *s;
 
@@ -20,9 +23,8 @@ json_print(json_t *doc)
 		cmd_error("cannot build the JSON document");
 		return -1;
 	}
-	/* jansson's JSON_INDENT(2) form, written by json_text: jansson's
-	 * own dump was a third of a 100-session list's instructions. */
-	s = json_text(doc);
+	s = ascii ? json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII)
+		  : json_text(doc);
 	json_decref(doc);
 	if (s == NULL) {
 		cmd_error("cannot encode the JSON document");
@@ -34,23 +36,15 @@ json_print(json_t *doc)
 }
 
 int
+json_print(json_t *doc)
+{
+	return print_doc(doc, false);
+}
+
+int
 json_print_ascii(json_t *doc)
 {
-	char *s;
-
-	if (doc == NULL) {
-		cmd_error("cannot build the JSON document");
-		return -1;
-	}
-	s = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_ENSURE_ASCII);
-	json_decref(doc);
-	if (s == NULL) {
-		cmd_error("cannot encode the JSON document");
-		return -1;
-	}
-	puts(s);
-	free(s);
-	return 0;
+	return print_doc(doc, true);
 }
 
 int
